@@ -1,0 +1,294 @@
+"""Assignment 1: vectorization and the broadcasting rules.
+
+Each exercise below is complete: task text, loop version, reference,
+visible examples, hidden cases, tolerances, speed thresholds and points.
+``vecgrade build`` turns this file into ``source/broadcasting/broadcasting.ipynb``.
+"""
+import torch
+
+from graders.exercise import Assignment, Case, Example, Exercise, Points
+from graders.inputs import rand, randint
+
+LESSON = """\
+# Broadcasting: loops without loops
+
+A Python loop over tensor elements pays the interpreter's price on every
+element: a bytecode dispatch, a tensor indexing call, a tiny kernel launch.
+A single tensor operation pays it once and then runs a compiled loop over
+all elements. The craft of this course is to turn the first into the second.
+
+**Shape analysis.** Before writing any code, write the shape of every index
+of the loop. `out[b, i, j] = a[b, i] * a[b, j]` uses `b, i, j`: the result is
+`[B, F, F]`. Each operand must be laid out over those same axes, with a size-1
+axis wherever it does not depend on that index: `a[b, i]` becomes `[B, F, 1]`
+and `a[b, j]` becomes `[B, 1, F]`.
+
+**The broadcasting rules.** Two shapes are compared from the right. Each pair
+of sizes must be equal, or one of them must be 1 (which is stretched), or one
+shape must have run out of axes (a 1 is assumed on the left). The result takes
+the larger size of each pair. `[B, F, 1] * [B, 1, F]` gives `[B, F, F]`.
+
+**Adding axes.** `x[:, None]`, `x.unsqueeze(1)` and `x.view(n, 1)` all insert a
+size-1 axis without copying: they are *views* of the same storage. `expand`
+stretches a size-1 axis to any size, also without copying (its stride is 0);
+`repeat` makes real copies. Broadcasting does what `expand` does, implicitly.
+
+**Reductions.** `sum`, `mean`, `amax` take `dim=` and `keepdim=True`; keeping the
+reduced axis as size 1 lets the result broadcast straight back against the
+input, as in `x - x.mean(0, keepdim=True)`.
+
+Each exercise gives a loop version. Replace it with tensor code: no `for`, no
+`while`, no comprehensions, no `.tolist()`. The grader checks your answer on
+hidden inputs (correct), checks that no Python-level iteration remains and that
+the work does not grow with the input (vectorized), and times it against the
+loop (fast).
+"""
+
+
+# ---------------------------------------------------------------------------- batch_outer
+
+def batch_outer_loop(a):
+    B, F = a.shape
+    out = torch.empty(B, F, F, dtype=a.dtype)
+    for b in range(B):
+        for i in range(F):
+            for j in range(F):
+                out[b, i, j] = a[b, i] * a[b, j]
+    return out
+
+
+def batch_outer(a):
+    return a[:, :, None] * a[:, None, :]
+
+
+def batch_outer_hidden(gen):
+    for B, F in [(1, 1), (1, 5), (6, 1), (7, 3), (16, 9)]:
+        for dtype in (torch.float32, torch.float64):
+            yield Case(f"random {dtype} [{B}, {F}]", (rand(gen, B, F, dtype=dtype),))
+    yield Case("empty batch", (rand(gen, 0, 4),))
+    yield Case("int64 input", (randint(gen, -9, 10, 5, 4),))
+    for layout in ("transposed", "sliced"):
+        yield Case(f"{layout} input", (rand(gen, 8, 6, layout=layout),))
+
+
+BATCH_OUTER = Exercise(
+    name="batch_outer",
+    signature="def batch_outer(a):",
+    task="""\
+Given a batch of vectors `a` of shape `[B, F]`, return the batch of their outer
+products, shape `[B, F, F]`: `out[b, i, j] = a[b, i] * a[b, j]`.""",
+    hints=("Which axes does `a[b, i]` depend on, and which does `a[b, j]`?",
+           "Insert a size-1 axis with `None` so the two operands broadcast to `[B, F, F]`."),
+    reference=batch_outer,
+    loop=batch_outer_loop,
+    hidden=batch_outer_hidden,
+    sized=lambda gen, n: (rand(gen, n, n),),
+    examples=(
+        Example("a = torch.tensor([[1., 2.], [3., -1.]])", "batch_outer(a)"),
+        Example("a = torch.arange(6.).view(2, 3)", "batch_outer(a)"),
+    ),
+    loop_hint="build the [B, F, F] result with broadcasting instead",
+    count_sizes=(4, 16),
+    bench_size=24,
+    speedup=20,
+    ref_factor=10,
+    points=Points(correct=2, vectorized=1, fast=1),
+)
+
+
+# ---------------------------------------------------------------------- pairwise_sq_dists
+
+def pairwise_sq_dists_loop(x, y):
+    N, D = x.shape
+    M = y.shape[0]
+    out = torch.zeros(N, M, dtype=x.dtype)
+    for i in range(N):
+        for j in range(M):
+            for d in range(D):
+                out[i, j] += (x[i, d] - y[j, d]) ** 2
+    return out
+
+
+def pairwise_sq_dists(x, y):
+    return ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1)
+
+
+def pairwise_sq_dists_hidden(gen):
+    for N, M, D in [(1, 1, 1), (4, 3, 2), (3, 4, 2), (10, 7, 5), (1, 9, 3), (20, 20, 8)]:
+        for dtype in (torch.float32, torch.float64):
+            yield Case(f"random {dtype} N={N}, M={M}, D={D}", (rand(gen, N, D, dtype=dtype), rand(gen, M, D, dtype=dtype)))
+    x = rand(gen, 5, 3)
+    yield Case("identical points", (x, x.clone()))
+    yield Case("large values", (rand(gen, 6, 4, scale=30.0), rand(gen, 5, 4, scale=30.0)))
+    yield Case("transposed inputs", (rand(gen, 6, 3, layout="transposed"), rand(gen, 4, 3, layout="transposed")))
+    yield Case("sliced inputs", (rand(gen, 5, 4, layout="sliced"), rand(gen, 7, 4, layout="sliced")))
+    yield Case("no points in y", (rand(gen, 3, 2), rand(gen, 0, 2)))
+
+
+PAIRWISE_SQ_DISTS = Exercise(
+    name="pairwise_sq_dists",
+    signature="def pairwise_sq_dists(x, y):",
+    task="""\
+Given `N` points `x` of shape `[N, D]` and `M` points `y` of shape `[M, D]`,
+return the `[N, M]` matrix of squared Euclidean distances:
+`out[i, j] = sum_d (x[i, d] - y[j, d]) ** 2`.""",
+    hints=("Lay `x` out as `[N, 1, D]` and `y` as `[1, M, D]`; their difference is `[N, M, D]`.",
+           "Reduce over the last axis. (For large inputs, `|x|^2 + |y|^2 - 2 x @ y.T` saves memory.)"),
+    reference=pairwise_sq_dists,
+    loop=pairwise_sq_dists_loop,
+    hidden=pairwise_sq_dists_hidden,
+    sized=lambda gen, n: (rand(gen, n, 4), rand(gen, n, 4)),
+    examples=(
+        Example("x = torch.tensor([[0., 0.], [1., 1.]])\ny = torch.tensor([[1., 0.], [3., 4.], [0., 0.]])",
+                "pairwise_sq_dists(x, y)"),
+    ),
+    # |x|^2 + |y|^2 - 2 x.y loses digits to cancellation in float32; its error grows with |x|^2
+    rtol=1e-4,
+    atol=2e-2,
+    loop_hint="build the [N, M] result with broadcasting instead",
+    count_sizes=(4, 16),
+    bench_size=20,
+    speedup=20,
+    ref_factor=10,
+)
+
+
+# --------------------------------------------------------------------- standardize_columns
+
+def standardize_columns_loop(x, eps=1e-5):
+    N, D = x.shape
+    out = torch.empty(N, D, dtype=x.dtype)
+    for j in range(D):
+        total = 0.0
+        for i in range(N):
+            total += x[i, j]
+        mean = total / N
+        sq = 0.0
+        for i in range(N):
+            sq += (x[i, j] - mean) ** 2
+        std = (sq / N) ** 0.5
+        for i in range(N):
+            out[i, j] = (x[i, j] - mean) / (std + eps)
+    return out
+
+
+def standardize_columns(x, eps=1e-5):
+    mean = x.mean(0, keepdim=True)
+    std = x.std(0, unbiased=False, keepdim=True)
+    return (x - mean) / (std + eps)
+
+
+def standardize_columns_hidden(gen):
+    for N, D in [(2, 1), (5, 3), (12, 7), (40, 16)]:
+        for dtype in (torch.float32, torch.float64):
+            yield Case(f"random {dtype} [{N}, {D}]", (rand(gen, N, D, dtype=dtype, scale=3.0),))
+    yield Case("one row (std is 0)", (rand(gen, 1, 4),))
+    constant = rand(gen, 6, 3)
+    constant[:, 1] = 2.5
+    yield Case("a constant column", (constant,))
+    yield Case("eps=0.1", (rand(gen, 8, 5),), {"eps": 0.1})
+    yield Case("eps=0", (rand(gen, 8, 5),), {"eps": 0.0})
+    yield Case("shifted columns", (rand(gen, 10, 4) + 5.0,))
+    yield Case("transposed input", (rand(gen, 9, 5, layout="transposed"),))
+    yield Case("sliced input", (rand(gen, 9, 5, layout="sliced"),))
+
+
+STANDARDIZE_COLUMNS = Exercise(
+    name="standardize_columns",
+    signature="def standardize_columns(x, eps=1e-5):",
+    task="""\
+Standardize each column of `x` (shape `[N, D]`): subtract the column's mean and
+divide by the column's population standard deviation plus `eps`,
+`(x - mean) / (std + eps)`. The population std divides by `N`, not `N - 1`
+(`unbiased=False`).""",
+    hints=("Reduce over axis 0 with `keepdim=True` so the statistics are `[1, D]`.",
+           "`[N, D]` and `[1, D]` broadcast against each other."),
+    reference=standardize_columns,
+    loop=standardize_columns_loop,
+    hidden=standardize_columns_hidden,
+    sized=lambda gen, n: (rand(gen, n, n),),
+    examples=(
+        Example("x = torch.tensor([[1., 10.], [3., 10.], [5., 40.]])", "standardize_columns(x)"),
+        Example("x = torch.tensor([[2., 0.], [4., 1.]])", "standardize_columns(x, eps=0.5)"),
+    ),
+    rtol=1e-4,
+    atol=1e-4,
+    loop_hint="compute the column statistics with reductions over axis 0 instead",
+    count_sizes=(4, 16),
+    bench_size=24,
+    speedup=20,
+    ref_factor=10,
+)
+
+
+# ---------------------------------------------------------------------------- softmax_rows
+
+def softmax_rows_loop(x):
+    N, D = x.shape
+    out = torch.empty(N, D, dtype=x.dtype)
+    for i in range(N):
+        m = x[i, 0]
+        for j in range(1, D):
+            m = torch.maximum(m, x[i, j])
+        total = 0.0
+        for j in range(D):
+            out[i, j] = torch.exp(x[i, j] - m)
+            total += out[i, j]
+        for j in range(D):
+            out[i, j] = out[i, j] / total
+    return out
+
+
+def softmax_rows(x):
+    e = (x - x.amax(1, keepdim=True)).exp()
+    return e / e.sum(1, keepdim=True)
+
+
+def softmax_rows_hidden(gen):
+    for N, D in [(1, 1), (3, 2), (6, 10), (17, 33)]:
+        for dtype in (torch.float32, torch.float64):
+            yield Case(f"random {dtype} [{N}, {D}]", (rand(gen, N, D, dtype=dtype, scale=4.0),))
+    yield Case("entries near +1e4", (rand(gen, 5, 6) + 1e4,))
+    yield Case("entries near -1e4", (rand(gen, 5, 6) - 1e4,))
+    yield Case("entries spread over [-1e4, 1e4]", (rand(gen, 7, 5, scale=2e4, low=-1e4),))
+    yield Case("no rows", (rand(gen, 0, 4),))
+    yield Case("transposed input", (rand(gen, 6, 8, layout="transposed"),))
+    yield Case("sliced input", (rand(gen, 6, 8, layout="sliced"),))
+
+
+SOFTMAX_ROWS = Exercise(
+    name="softmax_rows",
+    signature="def softmax_rows(x):",
+    task="""\
+Return the softmax of each row of `x` (shape `[N, D]`):
+`out[i, j] = exp(x[i, j]) / sum_k exp(x[i, k])`. The result must stay finite for
+entries as large as `1e4` or as small as `-1e4`. `softmax` and `log_softmax`
+are not allowed (in any namespace).""",
+    hints=("`exp(1e4)` overflows. Subtracting the row's maximum from the row changes nothing in the result.",
+           "`x.amax(1, keepdim=True)` has shape `[N, 1]`."),
+    reference=softmax_rows,
+    loop=softmax_rows_loop,
+    hidden=softmax_rows_hidden,
+    sized=lambda gen, n: (rand(gen, n, n, scale=3.0),),
+    examples=(
+        Example("x = torch.tensor([[0., 0.], [1., 3.], [10000., 9999.]])", "softmax_rows(x)"),
+    ),
+    rtol=1e-4,
+    atol=1e-6,
+    forbidden=("softmax", "log_softmax", "Softmax", "LogSoftmax", "softmin", "Softmin"),
+    forbidden_ops=("_softmax", "_log_softmax", "softmax", "log_softmax"),
+    loop_hint="work on whole rows with reductions along axis 1 instead",
+    count_sizes=(4, 16),
+    bench_size=24,
+    speedup=20,
+    ref_factor=10,
+)
+
+
+ASSIGNMENT = Assignment(
+    name="broadcasting",
+    title="Broadcasting",
+    lesson=LESSON,
+    exercises=(BATCH_OUTER, PAIRWISE_SQ_DISTS, STANDARDIZE_COLUMNS, SOFTMAX_ROWS),
+    order=1,
+)

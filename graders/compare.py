@@ -1,0 +1,63 @@
+"""Compare a student's output with the reference output, and say what differs.
+
+Messages name shapes, dtypes, the largest error and where it is, never the
+hidden input values: they go into the student's feedback.
+"""
+from __future__ import annotations
+
+import torch
+
+
+def describe_args(args: tuple) -> str:
+    """'inputs of shapes (4, 2) and (3, 2)' -- shapes and dtypes only, no values."""
+    parts = []
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            parts.append(f"({', '.join(map(str, a.shape))})" if a.dim() else "a scalar tensor")
+        else:
+            parts.append(type(a).__name__)
+    if not parts:
+        return "no inputs"
+    joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"input{'s' if len(parts) > 1 else ''} of shape{'s' if len(parts) > 1 else ''} {joined}"
+
+
+def _shape(t: torch.Tensor) -> str:
+    return "(" + ", ".join(map(str, t.shape)) + ("," if t.dim() == 1 else "") + ")"
+
+
+def mismatch(out, expected: torch.Tensor, rtol: float, atol: float) -> str | None:
+    """None when ``out`` matches ``expected``; otherwise one sentence saying how it differs."""
+    if not isinstance(out, torch.Tensor):
+        return f"returned {out if isinstance(out, str) else type(out).__name__}, expected a tensor"
+    if out.shape != expected.shape:
+        return f"output shape {_shape(out)}, expected {_shape(expected)}"
+    if out.dtype != expected.dtype:
+        return f"output dtype {out.dtype}, expected {expected.dtype}"
+    if out.numel() == 0:
+        return None
+    if not (expected.is_floating_point() or expected.is_complex()):
+        wrong = out != expected
+        if wrong.any():
+            first = [int(i) for i in wrong.nonzero()[0]]
+            return f"{int(wrong.sum())} of {out.numel()} entries differ, the first at {first}"
+        return None
+    exp_nan, out_nan = expected.isnan(), out.isnan()
+    if (exp_nan != out_nan).any():
+        where = [int(i) for i in (exp_nan != out_nan).nonzero()[0]]
+        return f"NaN where none is expected (or the reverse), first at {where}"
+    finite = ~exp_nan
+    e, o = expected[finite].double(), out[finite].double()
+    inf_mismatch = (e.isinf() | o.isinf()) & (e != o)
+    if inf_mismatch.any():
+        return "an infinite value where a finite one is expected (or the reverse)"
+    both = ~(e.isinf() | o.isinf())
+    err = torch.zeros_like(e)
+    err[both] = (o[both] - e[both]).abs()
+    bad = err > atol + rtol * e.abs()
+    if not bad.any():
+        return None
+    flat_pos = int(err.argmax())
+    index = [int(i) for i in finite.nonzero()[flat_pos]] if expected.dim() else []
+    return (f"max abs error {float(err.max()):.3g} at {index} "
+            f"({int(bad.sum())} of {e.numel()} entries outside rtol={rtol:g}, atol={atol:g})")

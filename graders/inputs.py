@@ -1,0 +1,51 @@
+"""Random inputs for hidden cases.
+
+Every helper takes an explicit ``torch.Generator`` so that a grading run is
+reproducible from its seed, and none of them touches the global RNG. The
+``layout`` argument makes the non-contiguous inputs that catch code relying
+on ``.view`` or on a particular stride order.
+"""
+from __future__ import annotations
+
+import torch
+
+LAYOUTS = ("contiguous", "transposed", "sliced")
+
+
+def _lay_out(t: torch.Tensor, layout: str, gen: torch.Generator) -> torch.Tensor:
+    """Return a tensor equal to ``t`` but stored as ``layout`` says."""
+    if layout == "contiguous" or t.dim() == 0:
+        return t
+    if layout == "transposed":
+        if t.dim() == 1:
+            return _lay_out(t, "sliced", gen)
+        # store with the last two dims swapped, then view back: same values, non-contiguous
+        return t.transpose(-1, -2).contiguous().transpose(-1, -2)
+    if layout == "sliced":
+        # every other element of a buffer twice as long in the last dim
+        big = torch.zeros(*t.shape[:-1], 2 * t.shape[-1], dtype=t.dtype)
+        big[..., ::2] = t
+        return big[..., ::2]
+    raise ValueError(f"unknown layout {layout!r}")
+
+
+def rand(gen: torch.Generator, *shape: int, dtype=torch.float32, layout="contiguous",
+         scale: float = 1.0, low: float | None = None) -> torch.Tensor:
+    """Normal(0, scale) values, or uniform in [low, low + scale) when ``low`` is given."""
+    if low is None:
+        t = torch.randn(*shape, generator=gen, dtype=torch.float64) * scale
+    else:
+        t = torch.rand(*shape, generator=gen, dtype=torch.float64) * scale + low
+    return _lay_out(t.to(dtype), layout, gen)
+
+
+def randint(gen: torch.Generator, low: int, high: int, *shape: int, layout="contiguous") -> torch.Tensor:
+    t = torch.randint(low, high, shape, generator=gen, dtype=torch.int64)
+    return _lay_out(t, layout, gen)
+
+
+def pick(gen: torch.Generator, options):
+    """One of ``options``, chosen with ``gen``."""
+    return options[int(torch.randint(len(options), (1,), generator=gen))]
+
+

@@ -1,0 +1,45 @@
+"""Which cells of a submitted notebook are the student's program, and what they are called.
+
+The program is the assignment's preamble, then every code cell except the
+setup, grade and visible-examples cells, in notebook order, as a notebook's "Run All" would run them. Cells are
+recognised by their nbgrader ``grade_id``, which nbgrader restores for locked
+cells, so a student cannot smuggle code past the checks by editing metadata.
+"""
+from __future__ import annotations
+
+from nbformat import NotebookNode
+
+from graders.exercise import PARTS, Assignment
+
+
+SETUP_ID = "setup"
+
+
+def answer_id(name: str) -> str:
+    return f"{name}_answer"
+
+
+def examples_id(name: str) -> str:
+    return f"{name}_examples"
+
+
+def loop_id(name: str) -> str:
+    return f"{name}_loop"
+
+
+def submission_cells(nb: NotebookNode, assignment: Assignment) -> list[tuple[str, str]]:
+    """(label, source) of each code cell that belongs to the student's program."""
+    answers = {answer_id(ex.name): ex.name for ex in assignment.exercises}
+    skipped = {SETUP_ID} | {examples_id(ex.name) for ex in assignment.exercises}
+    skipped |= {ex.grade_id(p) for ex in assignment.exercises for p in PARTS}
+    cells = [("preamble", assignment.preamble)]
+    for number, cell in enumerate(nb.cells, 1):
+        if cell.cell_type != "code":
+            continue
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        grade_id = meta.get("grade_id", "")
+        if grade_id in skipped or (meta.get("grade") and not meta.get("solution")):
+            continue
+        label = f"your `{answers[grade_id]}` cell" if grade_id in answers else f"cell {number}"
+        cells.append((label, cell.source))
+    return cells

@@ -1,0 +1,82 @@
+"""The nbgrader autograde step that writes trusted verdicts into the grade cells.
+
+It runs after nbgrader's ``Execute`` and before ``SaveAutoGrades``. Whatever
+the student's kernel printed or raised in a grade cell is thrown away: the
+cell's output becomes this step's verdict, decided by ``graders.grading`` in
+this (the grader's) process from a worker that runs the student's code. A
+passing part gets a plain output, a failing part an error output, which is
+how ``SaveAutoGrades`` scores them.
+"""
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from nbconvert.exporters.exporter import ResourcesDict
+from nbformat import NotebookNode
+from nbformat.v4 import new_output
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Float, Integer, Unicode
+
+from graders.checks import Timeouts, Verdict
+from graders.exercise import PARTS, load_assignment
+from graders.grading import grade_submission
+from graders.notebook import submission_cells
+from graders.session import Limits
+
+ERROR_NAMES = {"correct": "Incorrect", "vectorized": "NotVectorized", "fast": "TooSlow"}
+
+
+def verdict_output(verdict: Verdict) -> NotebookNode:
+    if verdict.passed:
+        return new_output("stream", name="stdout", text=f"{verdict.part}: passed. {verdict.message}\n")
+    name = ERROR_NAMES.get(verdict.part, "NotGraded")
+    return new_output("error", ename=name, evalue=verdict.message,
+                      traceback=[f"\x1b[0;31m{name}\x1b[0m: {verdict.message}"])
+
+
+class TrustedVerdicts(NbGraderPreprocessor):
+    """Decide every vecgrade grade cell outside the student's kernel."""
+
+    assignments_dir = Unicode("assignments", help="Folder of the exercise definitions").tag(config=True)
+    seed = Integer(None, allow_none=True,
+                   help="Seed of the hidden cases; None draws a new one for each grading run").tag(config=True)
+    call_timeout = Float(10.0, help="Seconds one call of a student's function may take").tag(config=True)
+    load_timeout = Float(60.0, help="Seconds to start a worker and run the notebook's cells").tag(config=True)
+    memory_limit_mb = Integer(6144, help="Address-space limit of a worker process").tag(config=True)
+    cpu_limit_s = Integer(300, help="CPU-time limit of a worker process").tag(config=True)
+
+    _run_seed: int | None = None
+
+    def run_seed(self) -> int:
+        if self.seed is not None:
+            return self.seed
+        if TrustedVerdicts._run_seed is None:
+            TrustedVerdicts._run_seed = secrets.randbits(48)
+            self.log.info("vecgrade: hidden cases drawn with seed %d", TrustedVerdicts._run_seed)
+        return TrustedVerdicts._run_seed
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
+        assignment_id = resources["nbgrader"]["assignment"]
+        path = Path(self.assignments_dir) / f"{assignment_id}.py"
+        if not path.exists():
+            self.log.warning("vecgrade: no definitions at %s; grade cells left to nbgrader", path)
+            return nb, resources
+        assignment = load_assignment(path)
+        limits = Limits(memory_bytes=self.memory_limit_mb * 1024 ** 2, cpu_seconds=self.cpu_limit_s,
+                        start_timeout=self.load_timeout)
+        try:
+            results = grade_submission(assignment, submission_cells(nb, assignment), self.run_seed(),
+                                       limits, Timeouts(call=self.call_timeout))
+        except Exception as exc:  # noqa: BLE001 - fail closed: no verdict, no points
+            self.log.exception("vecgrade: could not grade %s", resources["nbgrader"].get("student"))
+            results = {ex.name: {p: Verdict(p, False, f"could not grade: {type(exc).__name__}") for p in PARTS}
+                       for ex in assignment.exercises}
+        for cell in nb.cells:
+            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+            found = assignment.part_of(grade_id)
+            if found and cell.cell_type == "code":
+                ex, part = found
+                cell.outputs = [verdict_output(results[ex.name][part])]
+                cell.execution_count = None
+        return nb, resources

@@ -1,0 +1,47 @@
+"""nbgrader configuration of the vecgrade course.
+
+Plain nbgrader, with one step added to autograding: ``TrustedVerdicts``
+replaces the output of every vecgrade grade cell by a verdict decided outside
+the student's kernel (see graders/preprocessor.py).
+"""
+import os
+
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern,
+                                    LimitOutput, SaveAutoGrades)
+
+from graders.preprocessor import TrustedVerdicts
+
+c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
+here = os.path.dirname(os.path.abspath(__file__))
+
+c.CourseDirectory.root = here
+c.CourseDirectory.course_id = "vecgrade"
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(here, "gradebook.db")
+c.Exchange.root = os.path.join(here, "exchange")
+
+# the student's code: a stub that raises, so an untouched answer fails "correct"
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+
+# restore deleted grade cells, so a student cannot drop a part they expect to fail
+c.OverwriteCells.add_missing_cells = True
+
+# the student's kernel: bounded time per cell; a hung cell is interrupted, not fatal
+c.Execute.timeout = 60
+c.Execute.interrupt_on_timeout = True
+
+c.Autograde.autograde_preprocessors = [
+    Execute,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    TrustedVerdicts,  # after the kernel ran, before the scores are saved
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
+c.TrustedVerdicts.assignments_dir = os.path.join(here, "assignments")
+c.TrustedVerdicts.call_timeout = 10.0
+c.TrustedVerdicts.load_timeout = 60.0
+c.TrustedVerdicts.memory_limit_mb = 6144
+c.TrustedVerdicts.cpu_limit_s = 300
