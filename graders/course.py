@@ -1,0 +1,65 @@
+"""A course directory and nbgrader's own API on it, configured by its ``nbgrader_config.py``."""
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from pathlib import Path
+
+from nbgrader.api import Gradebook
+from nbgrader.apps import NbGraderAPI
+from traitlets.config.loader import PyFileConfigLoader
+
+from graders.exercise import PARTS, Assignment, load_course
+
+
+class Course:
+    def __init__(self, root: Path):
+        self.root = Path(root).resolve()
+        if not (self.root / "nbgrader_config.py").exists():
+            raise FileNotFoundError(f"{self.root} has no nbgrader_config.py: not a course directory")
+
+    @property
+    def assignments(self) -> dict[str, Assignment]:
+        return load_course(self.root / "assignments")
+
+    @property
+    def db_url(self) -> str:
+        return "sqlite:///" + str(self.root / "gradebook.db")
+
+    def config(self, plain: bool = False):
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(self.root)).load_config()
+        if plain:  # nbgrader's own pipeline, without vecgrade's step (for benchmarks only)
+            del config.Autograde["autograde_preprocessors"]
+        return config
+
+    @contextmanager
+    def api(self, plain: bool = False):
+        """nbgrader's API, run with the course root as working directory."""
+        old = os.getcwd()
+        os.chdir(self.root)
+        try:
+            yield NbGraderAPI(config=self.config(plain))
+        finally:
+            os.chdir(old)
+
+    def submitted_students(self, assignment: str) -> list[str]:
+        base = self.root / "submitted"
+        return sorted(p.name for p in base.glob(f"*/{assignment}") if p.is_dir()) if base.exists() else []
+    
+    def part_scores(self, assignment: Assignment) -> dict[str, dict[str, float | None]]:
+        """{student: {grade_id: score}} for every student with a submission in the gradebook."""
+        ids = [ex.grade_id(p) for ex in assignment.exercises for p in PARTS]
+        out: dict[str, dict[str, float | None]] = {}
+        with Gradebook(self.db_url) as gb:
+            for student in gb.students:
+                try:
+                    sub = gb.find_submission(assignment.name, student.id)
+                except Exception:  # noqa: BLE001 - MissingEntry: no submission for this student
+                    continue
+                scores = {i: None for i in ids}
+                for nb in sub.notebooks:
+                    for grade in nb.grades:
+                        if grade.name in scores:
+                            scores[grade.name] = grade.score
+                out[student.id] = scores
+        return out
