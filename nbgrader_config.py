@@ -7,10 +7,12 @@ the student's kernel (see graders/preprocessor.py).
 import os
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern,
-                                    LimitOutput, SaveAutoGrades)
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds,
+                                    IgnorePattern, LimitOutput, OverwriteKernelspec, SaveAutoGrades)
 
+from graders.execute import ResilientExecute
 from graders.preprocessor import TrustedVerdicts
+from graders.restore import RestoreGradeCells
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
 here = os.path.dirname(os.path.abspath(__file__))
@@ -25,13 +27,20 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 
 # restore deleted grade cells, so a student cannot drop a part they expect to fail
 c.OverwriteCells.add_missing_cells = True
+c.Autograde.sanitize_preprocessors = [
+    ClearOutput,
+    DeduplicateIds,
+    OverwriteKernelspec,
+    RestoreGradeCells,  # nbgrader's OverwriteCells, re-adding deleted grade cells without a KeyError
+    CheckCellMetadata,
+]
 
 # the student's kernel: bounded time per cell; a hung cell is interrupted, not fatal
-c.Execute.timeout = 60
+c.Execute.timeout = 20
 c.Execute.interrupt_on_timeout = True
 
 c.Autograde.autograde_preprocessors = [
-    Execute,
+    ResilientExecute,  # nbgrader's Execute, but a dead kernel does not drop the notebook
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,
@@ -41,7 +50,8 @@ c.Autograde.autograde_preprocessors = [
     CheckCellMetadata,
 ]
 c.TrustedVerdicts.assignments_dir = os.path.join(here, "assignments")
-c.TrustedVerdicts.call_timeout = 10.0
+c.TrustedVerdicts.call_timeout = 5.0
 c.TrustedVerdicts.load_timeout = 60.0
 c.TrustedVerdicts.memory_limit_mb = 6144
 c.TrustedVerdicts.cpu_limit_s = 300
+c.KernelManager.transport = "ipc"  # no TCP ports, and no warning about them on stderr

@@ -14,7 +14,7 @@ from graders.exercise import PARTS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Build, check and grade the vecgrade course (plain nbgrader underneath).")
-console = Console()
+console = Console(width=None if sys.stdout.isatty() else 160)
 COURSE = typer.Option(Path("."), "--course", "-c", help="Course directory (holds nbgrader_config.py).")
 
 

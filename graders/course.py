@@ -29,7 +29,8 @@ class Course:
     def config(self, plain: bool = False):
         config = PyFileConfigLoader("nbgrader_config.py", path=str(self.root)).load_config()
         if plain:  # nbgrader's own pipeline, without vecgrade's step (for benchmarks only)
-            del config.Autograde["autograde_preprocessors"]
+            for key in ("autograde_preprocessors", "sanitize_preprocessors"):
+                config.Autograde.pop(key, None)
         return config
 
     @contextmanager

@@ -113,6 +113,10 @@ class Submission:
         self.symbols: dict[str, list[_Unit]] = {}
         self.methods: dict[str, list[_Unit]] = {}
         self.roots: list[_Unit] = []
+        # names a submission imported from torch/einops (`from einops import reduce`) are tensor ops
+        self.library_names = {alias.asname or alias.name for _, tree in self.modules for node in ast.walk(tree)
+                              if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0]
+                              in ("torch", "einops") for alias in node.names}
         for label, tree in self.modules:
             for stmt in tree.body:
                 self._index(stmt, label)
@@ -174,7 +178,7 @@ class Submission:
         units = self.reachable(self.symbols.get(function, []))
         findings = []
         for unit in units:
-            findings += _iteration_in(unit, forbidden, loop_hint)
+            findings += _iteration_in(unit, forbidden, loop_hint, self.library_names)
             findings += _reach_in(unit)
         findings += self._recursion(units)
         return _sorted_unique(findings)
@@ -235,7 +239,8 @@ _LOOPS = {
 }
 
 
-def _iteration_in(unit: _Unit, forbidden: Sequence[str], loop_hint: str) -> list[Finding]:
+def _iteration_in(unit: _Unit, forbidden: Sequence[str], loop_hint: str,
+                  library_names: set[str] = frozenset()) -> list[Finding]:
     out = []
     for node in ast.walk(unit.node):
         line = getattr(node, "lineno", 0)
@@ -244,7 +249,7 @@ def _iteration_in(unit: _Unit, forbidden: Sequence[str], loop_hint: str) -> list
             out.append(Finding(unit.cell, line, kind, loop_hint))
         elif isinstance(node, (ast.Yield, ast.YieldFrom)):
             out.append(Finding(unit.cell, line, "`yield`", "a generator produces elements one at a time in Python"))
-        elif isinstance(node, ast.Name) and node.id in ITERATING_BUILTINS:
+        elif isinstance(node, ast.Name) and node.id in ITERATING_BUILTINS and node.id not in library_names:
             out.append(Finding(unit.cell, line, f"`{node.id}`", ITERATING_BUILTINS[node.id]))
         elif isinstance(node, ast.Attribute) and node.attr in ELEMENT_METHODS:
             out.append(Finding(unit.cell, line, f"`.{node.attr}`", ELEMENT_METHODS[node.attr]))

@@ -1,0 +1,113 @@
+"""``vecgrade demo``: the whole instructor workflow on a simulated class, in a fresh course directory."""
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import nbformat
+from nbgrader.api import Gradebook
+from nbgrader.plugins.export import CsvExportPlugin
+from rich.console import Console
+from rich.table import Table
+
+from graders.build import write_source
+from graders.classgrade import grade_class
+from graders.course import Course
+from graders.exercise import PARTS
+from graders.roster import roster
+
+MARKER = ".vecgrade-demo"
+KIT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def make_course(directory: Path, kit_root: Path = KIT_ROOT) -> Course:
+    """A fresh course directory holding the kit's definitions and config (a previous demo is replaced)."""
+    directory = Path(directory).resolve()
+    if directory.exists():
+        if not (directory / MARKER).exists():
+            raise FileExistsError(f"{directory} exists and is not a vecgrade demo; choose another --dir")
+        shutil.rmtree(directory)
+    directory.mkdir(parents=True)
+    (directory / MARKER).write_text("made by `vecgrade demo`; safe to delete\n")
+    shutil.copytree(kit_root / "assignments", directory / "assignments",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(kit_root / "nbgrader_config.py", directory / "nbgrader_config.py")
+    (directory / "exchange").mkdir()
+    return Course(directory)
+
+
+def submit_class(course: Course, assignment_name: str) -> list[str]:
+    """Write each simulated student's notebook where ``nbgrader collect`` would put it."""
+    assignment = course.assignments[assignment_name]
+    release = course.root / "release" / assignment_name / f"{assignment_name}.ipynb"
+    release_nb = nbformat.read(release, as_version=4)
+    students = []
+    for persona in roster():
+        dest = course.root / "submitted" / persona.student / assignment_name / f"{assignment_name}.ipynb"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(persona.notebook(release_nb, assignment), dest)
+        students.append(persona.student)
+    return students
+
+
+def deserved_table(course: Course, assignment_name: str) -> tuple[Table, int]:
+    """Per-student, per-exercise marks (correct/vectorized/fast) and whether each is what the student deserves."""
+    assignment = course.assignments[assignment_name]
+    scores = course.part_scores(assignment)
+    table = Table(title=f"{assignment_name}: points for correct / vectorized / fast")
+    table.add_column("student")
+    table.add_column("wrote")
+    for ex in assignment.exercises:
+        table.add_column(ex.name)
+    table.add_column("as deserved")
+    wrong = 0
+    for persona in roster():
+        got = scores.get(persona.student, {})
+        cells, ok = [], True
+        for ex in assignment.exercises:
+            marks = [got.get(ex.grade_id(p)) for p in PARTS]
+            want = [f * ex.points.of(p) for f, p in zip(persona.deserves(ex.name), PARTS)]
+            ok &= marks == want
+            cells.append(" / ".join("-" if m is None else f"{m:g}" for m in marks))
+        wrong += not ok
+        table.add_row(persona.student, persona.about, *cells, "[green]yes[/green]" if ok else "[red]NO[/red]")
+    return table, wrong
+
+
+def run_demo(directory: Path, assignment_name: str, console: Console) -> int:
+    start = time.perf_counter()
+    course = make_course(directory)
+    console.print(f"[bold]1. course directory[/bold] {course.root}")
+    for a in course.assignments.values():
+        write_source(course.root, a)
+    console.print(f"[bold]2. built[/bold] source/ for {', '.join(course.assignments)}")
+    with course.api() as api:
+        for step, call in (("generate_assignment", api.generate_assignment), ("release_assignment", api.release_assignment)):
+            result = call(assignment_name)
+            if not result["success"]:
+                console.print(f"[red]nbgrader {step} failed:[/red]\n{result.get('error') or result.get('log')}")
+                return 1
+    console.print(f"[bold]3. nbgrader generate_assignment + release_assignment[/bold] {assignment_name}")
+    students = submit_class(course, assignment_name)
+    console.print(f"[bold]4. submissions[/bold] from {len(students)} simulated students")
+    results = grade_class(course, assignment_name, students, console=console)
+    for r in results:
+        if not r.success:
+            console.print(f"[yellow]could not grade {r.student}[/yellow]: {r.reason}")
+    with course.api() as api:
+        feedback = api.generate_feedback(assignment_name)
+    console.print(f"[bold]5. feedback[/bold] {'written to feedback/' if feedback['success'] else 'FAILED'}")
+    csv_path = course.root / "grades.csv"
+    with Gradebook(course.db_url) as gb:
+        CsvExportPlugin(to=str(csv_path)).export(gb)
+    console.print(f"[bold]6. CSV export[/bold] {csv_path}")
+    table, wrong = deserved_table(course, assignment_name)
+    console.print(table)
+    per_nb = sum(r.seconds for r in results) / max(len(results), 1)
+    console.print(f"autograde: {per_nb:.1f} s per notebook; demo total {time.perf_counter() - start:.0f} s")
+    if wrong:
+        console.print(f"[red]{wrong} student(s) did not get what they deserve[/red]")
+        return 1
+    console.print("[green]every student got the grade they deserve[/green]")
+    return 0
