@@ -54,4 +54,3 @@ c.TrustedVerdicts.call_timeout = 5.0
 c.TrustedVerdicts.load_timeout = 60.0
 c.TrustedVerdicts.memory_limit_mb = 6144
 c.TrustedVerdicts.cpu_limit_s = 300
-c.KernelManager.transport = "ipc"  # no TCP ports, and no warning about them on stderr

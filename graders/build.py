@@ -81,7 +81,8 @@ def _example_cell(ex: Exercise, preamble: str) -> str:
         lines.append(example.setup)
         lines.append(f"expect({example.call!r}, lambda: {example.call},\n       {tensor_literal(expected)},\n"
                      f"       rtol={rtol:g}, atol={atol:g})")
-    lines.append(f"check_loops({ex.name}, forbidden={tuple(ex.forbidden)!r})")
+    extra = f", preamble={preamble!r}" if preamble != "import torch" else ""
+    lines.append(f"check_loops({ex.name}, forbidden={tuple(ex.forbidden)!r}{extra})")
     return "\n".join(lines)
 
 

@@ -1,4 +1,4 @@
-"""nbgrader's ``Execute``, made to survive a kernel that dies.
+"""nbgrader's ``Execute``, with a confined kernel, made to survive a kernel that dies.
 
 Plain nbgrader drops a notebook whose kernel dies (a crash, ``os._exit``, a
 memory bomb): the student gets no grade rows at all. Here the notebook keeps
@@ -13,8 +13,14 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
 from nbgrader.preprocessors.execute import UnresponsiveKernelError
 
+from graders.kernel import SandboxedKernelManager
+
 
 class ResilientExecute(Execute):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)  # the kernel starts confined
+        super().__init__(*args, **kwargs)
+
     def preprocess(self, nb, resources, *args, **kwargs):
         try:
             return super().preprocess(nb, resources, *args, **kwargs)

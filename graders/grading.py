@@ -50,13 +50,17 @@ def exercise_seed(run_seed: int, name: str) -> int:
 
 def grade_submission(assignment: Assignment, cells: list[tuple[str, str]], seed: int,
                      limits: Limits = Limits(), timeouts: Timeouts = Timeouts(),
-                     only: list[str] | None = None) -> dict[str, dict[str, Verdict]]:
-    """Verdicts by exercise name and part for the notebook code ``cells`` (label, source)."""
+                     only: list[str] | None = None, sandbox=None) -> dict[str, dict[str, Verdict]]:
+    """Verdicts by exercise name and part for the notebook code ``cells`` (label, source).
+
+    ``sandbox`` (a ``graders.sandbox.Sandbox``) confines the student's worker; the
+    reference worker runs the course's own code and is never confined.
+    """
     submission = Submission(cells)
     notebook_findings = submission.reach_findings()
     exercises = [ex for ex in assignment.exercises if only is None or ex.name in only]
     results: dict[str, dict[str, Verdict]] = {}
-    with WorkerSession(cells, limits) as student:
+    with WorkerSession(cells, limits, sandbox) as student:
         try:
             student.start()
         except WorkerFailure as exc:

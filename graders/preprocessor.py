@@ -22,6 +22,7 @@ from graders.checks import Timeouts, Verdict
 from graders.exercise import PARTS, load_assignment
 from graders.grading import grade_submission
 from graders.notebook import submission_cells
+from graders.sandbox import Sandbox
 from graders.session import Limits
 
 ERROR_NAMES = {"correct": "Incorrect", "vectorized": "NotVectorized", "fast": "TooSlow"}
@@ -65,9 +66,12 @@ class TrustedVerdicts(NbGraderPreprocessor):
         assignment = load_assignment(path)
         limits = Limits(memory_bytes=self.memory_limit_mb * 1024 ** 2, cpu_seconds=self.cpu_limit_s,
                         start_timeout=self.load_timeout)
+        sandbox = Sandbox(parent=self)
+        confined, status = sandbox.status()
+        (self.log.info if confined else self.log.warning)("vecgrade: %s", status)
         try:
             results = grade_submission(assignment, submission_cells(nb, assignment), self.run_seed(),
-                                       limits, Timeouts(call=self.call_timeout))
+                                       limits, Timeouts(call=self.call_timeout), sandbox=sandbox)
         except Exception as exc:  # noqa: BLE001 - fail closed: no verdict, no points
             self.log.exception("vecgrade: could not grade %s", resources["nbgrader"].get("student"))
             results = {ex.name: {p: Verdict(p, False, f"could not grade: {type(exc).__name__}") for p in PARTS}

@@ -14,8 +14,12 @@ from graders.compare import mismatch
 from graders.static import LOOP_HINT, Submission, summarize
 
 
-def expect(call: str, thunk, expected, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
+def expect(call: str, thunk, expected, rtol: float = 1e-5, atol: float = 1e-6) -> None:
     """Run ``thunk()`` and print whether it matches ``expected``; never raises."""
+    _expect(call, thunk, expected, rtol, atol)
+
+
+def _expect(call, thunk, expected, rtol, atol) -> bool:
     try:
         out = thunk()
     except NotImplementedError:
@@ -29,13 +33,18 @@ def expect(call: str, thunk, expected, rtol: float = 1e-5, atol: float = 1e-6) -
     return problem is None
 
 
-def check_loops(fn, forbidden=(), loop_hint: str = LOOP_HINT) -> bool:
+def check_loops(fn, forbidden=(), loop_hint: str = LOOP_HINT, preamble: str = "") -> None:
     """Print the AST findings the grader would report for ``fn`` itself (helpers in other cells are not seen here)."""
+    _check_loops(fn, forbidden, loop_hint, preamble)
+
+
+def _check_loops(fn, forbidden, loop_hint, preamble) -> bool:
     try:
         source = textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError):
         print(f"[?] could not read the source of {getattr(fn, '__name__', fn)}")
         return False
-    findings = Submission([("your cell", source)]).iteration_findings(fn.__name__, forbidden, loop_hint)
+    cells = [("preamble", preamble), ("your cell", source)]  # the preamble's imports name library calls
+    findings = Submission(cells).iteration_findings(fn.__name__, forbidden, loop_hint)
     print(f"[x] {summarize(findings)}" if findings else f"[ok] no Python-level iteration in {fn.__name__}")
     return not findings

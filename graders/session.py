@@ -58,9 +58,10 @@ def _decode(data: bytes) -> dict:
 class WorkerSession:
     """One live worker process; ``request`` sends an operation and waits for its reply."""
 
-    def __init__(self, cells: list[tuple[str, str]], limits: Limits = Limits()):
+    def __init__(self, cells: list[tuple[str, str]], limits: Limits = Limits(), sandbox=None):
         self.cells = list(cells)
         self.limits = limits
+        self.sandbox = sandbox  # a graders.sandbox.Sandbox for student code; None for trusted code
         self.proc: subprocess.Popen | None = None
         self.conn: Connection | None = None
         self.load_errors: list[str] = []
@@ -80,8 +81,11 @@ class WorkerSession:
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME", "PYTHONPATH")}
         env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1",
                    PYTHONWARNINGS="ignore", TMPDIR=self.scratch.name)
+        command = [sys.executable, "-m", "graders.worker", str(child.fileno())]
+        if self.sandbox is not None:
+            command = self.sandbox.wrap(command, scratch=self.scratch.name)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "graders.worker", str(child.fileno())],
+            command,
             pass_fds=[child.fileno()], cwd=self.scratch.name, env=env,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, preexec_fn=self.limits.apply,

@@ -114,6 +114,9 @@ class Submission:
         self.methods: dict[str, list[_Unit]] = {}
         self.roots: list[_Unit] = []
         # names a submission imported from torch/einops (`from einops import reduce`) are tensor ops
+        # local name -> imported name, for `from m import x as y` (so a renamed forbidden call is still found)
+        self.imported = {alias.asname or alias.name: alias.name for _, tree in self.modules
+                         for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
         self.library_names = {alias.asname or alias.name for _, tree in self.modules for node in ast.walk(tree)
                               if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0]
                               in ("torch", "einops") for alias in node.names}
@@ -178,7 +181,7 @@ class Submission:
         units = self.reachable(self.symbols.get(function, []))
         findings = []
         for unit in units:
-            findings += _iteration_in(unit, forbidden, loop_hint, self.library_names)
+            findings += _iteration_in(unit, forbidden, loop_hint, self.library_names, self.imported)
             findings += _reach_in(unit)
         findings += self._recursion(units)
         return _sorted_unique(findings)
@@ -240,8 +243,9 @@ _LOOPS = {
 
 
 def _iteration_in(unit: _Unit, forbidden: Sequence[str], loop_hint: str,
-                  library_names: set[str] = frozenset()) -> list[Finding]:
+                  library_names: set[str] = frozenset(), imported: dict[str, str] | None = None) -> list[Finding]:
     out = []
+    shadowed = _parameter_uses(unit.node)
     for node in ast.walk(unit.node):
         line = getattr(node, "lineno", 0)
         kind = _LOOPS.get(type(node))
@@ -249,20 +253,37 @@ def _iteration_in(unit: _Unit, forbidden: Sequence[str], loop_hint: str,
             out.append(Finding(unit.cell, line, kind, loop_hint))
         elif isinstance(node, (ast.Yield, ast.YieldFrom)):
             out.append(Finding(unit.cell, line, "`yield`", "a generator produces elements one at a time in Python"))
-        elif isinstance(node, ast.Name) and node.id in ITERATING_BUILTINS and node.id not in library_names:
+        elif (isinstance(node, ast.Name) and node.id in ITERATING_BUILTINS and node.id not in library_names
+              and id(node) not in shadowed):
             out.append(Finding(unit.cell, line, f"`{node.id}`", ITERATING_BUILTINS[node.id]))
         elif isinstance(node, ast.Attribute) and node.attr in ELEMENT_METHODS:
             out.append(Finding(unit.cell, line, f"`.{node.attr}`", ELEMENT_METHODS[node.attr]))
         elif isinstance(node, ast.Attribute) and node.attr in ("reduce",) and _root_name(node) == "functools":
             out.append(Finding(unit.cell, line, "`functools.reduce`", ITERATING_BUILTINS["reduce"]))
-        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-        if isinstance(node, ast.alias):
-            name = node.asname or node.name.split(".")[-1]
-            if _matches(node.name.split(".")[-1], forbidden):
-                out.append(Finding(unit.cell, line, f"`{node.name}`", "it is forbidden in this exercise"))
-        if name and _matches(name, forbidden):
+        if isinstance(node, ast.Name):
+            name = (imported or {}).get(node.id, node.id)  # a renamed import keeps its real name
+        elif isinstance(node, ast.Attribute):
+            name = node.attr
+        elif isinstance(node, ast.alias):
+            name = node.name.split(".")[-1]
+        else:
+            continue
+        if _matches(name, forbidden):
             out.append(Finding(unit.cell, line, f"`{name}`", "it is forbidden in this exercise"))
     return out
+
+
+def _parameter_uses(tree: ast.AST) -> set[int]:
+    """Names in a function's body that refer to one of its parameters (`reduce` in
+    `def f(x, reduce): ... reduce ...` is an argument, not the builtin)."""
+    uses: set[int] = set()
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = fn.args
+            params = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if p}
+            body = fn.body if isinstance(fn.body, list) else [fn.body]
+            uses |= {id(n) for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id in params}
+    return uses
 
 
 def _root_name(node: ast.AST) -> str | None:

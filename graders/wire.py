@@ -4,7 +4,8 @@ Why not pickle: unpickling what a student's process sends would run the
 student's code inside the grader. Why not ``torch.save``: it costs about
 0.3 ms a message, which would blur the timings of fast answers. Decoding
 here builds only plain containers, numbers, strings and plain tensors, and
-keeps each tensor's strides, so non-contiguous inputs arrive non-contiguous.
+keeps each tensor's strides and storage offset, so non-contiguous inputs
+arrive non-contiguous.
 """
 from __future__ import annotations
 
@@ -30,10 +31,13 @@ def encode(obj) -> bytes:
             return x
         if isinstance(x, torch.Tensor):
             x = torch.Tensor.as_subclass(x.detach(), torch.Tensor)
-            extent = 1 + sum((s - 1) * st for s, st in zip(x.shape, x.stride())) if x.numel() else 0
-            flat = torch.as_strided(x, (extent,), (1,), x.storage_offset()).contiguous()
+            # the storage from its start, so the offset survives too (code reading storage_offset() sees it)
+            offset = x.storage_offset() if x.numel() else 0
+            extent = offset + 1 + sum((s - 1) * st for s, st in zip(x.shape, x.stride())) if x.numel() else 0
+            flat = torch.as_strided(x, (extent,), (1,), 0).contiguous()
             buffers.append(flat.view(torch.uint8).numpy().tobytes() if extent else b"")
-            return {"__t": len(buffers) - 1, "dtype": str(x.dtype), "size": list(x.shape), "stride": list(x.stride())}
+            return {"__t": len(buffers) - 1, "dtype": str(x.dtype), "size": list(x.shape),
+                    "stride": list(x.stride()), "offset": offset}
         if isinstance(x, tuple):
             return {"__tuple": [enc(v) for v in x]}
         if isinstance(x, list):
@@ -79,7 +83,7 @@ def decode(data: bytes):
             raw = buffers[x["__t"]]
             flat = torch.frombuffer(raw, dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
             flat = flat.view(dtype)
-            return flat.as_strided(tuple(x["size"]), tuple(x["stride"]), 0)
+            return flat.as_strided(tuple(x["size"]), tuple(x["stride"]), int(x.get("offset", 0)))
         if "__tuple" in x:
             return tuple(dec(v) for v in x["__tuple"])
         if "__dict" in x:

@@ -1,0 +1,24 @@
+# The two commands of the README: `make demo` (the whole workflow on a simulated class) and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+.PHONY: install demo test validate build
+install: $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(VENV)/bin/vecgrade demo --dir demo-course
+
+test: $(VENV)/.installed
+	$(PY) -m pytest -n 2 --dist loadfile -q
+
+validate: $(VENV)/.installed
+	$(VENV)/bin/vecgrade validate
+
+build: $(VENV)/.installed
+	$(VENV)/bin/vecgrade build

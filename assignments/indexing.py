@@ -1,0 +1,483 @@
+"""Assignment 3: basic, integer-array and boolean-array indexing.
+
+Each exercise below is complete: task text, loop version, reference,
+visible examples, hidden cases, tolerances, speed thresholds and points.
+``vecgrade build`` turns this file into ``source/indexing/indexing.ipynb``.
+"""
+import torch
+
+from graders.exercise import Assignment, Case, Example, Exercise, Points
+from graders.inputs import pick, rand, randint
+
+LESSON = """\
+# Indexing: selecting, gathering and writing without loops
+
+**Basic indexing gives views.** Integers, slices `start:stop:step`, `...` and
+`None` only change how the existing storage is read: the result shares memory
+with the original, with a new size, stride and storage offset. `a[1]` drops an
+axis, `a[1:2]` keeps it with size 1, `a[..., ::2]` takes every other column of
+any number of leading axes, and `a[:, None]` inserts a size-1 axis. Writing
+into such a view (`a[:, 0] = 5`) writes into `a`.
+
+**Integer-array indexing gathers copies.** When the index contains a tensor
+(or a list) of integers, PyTorch reads one element per *position of the
+index*. All index arrays are broadcast against each other, and the result has
+their broadcast shape: with `r` of shape `[K]` and `c` of shape `[K]`, `a[r, c]`
+is `[K]` and holds `a[r[k], c[k]]`; with `r` of shape `[3, 1]` and `c` of shape
+`[1, 4]` it is the `[3, 4]` grid `a[r[i], c[j]]`. The result is always a fresh
+copy. Note that `a[idx]` with one `[K, 2]` tensor is *not* the same as
+`a[idx[:, 0], idx[:, 1]]`: a single index array only indexes the first axis.
+
+**Mixing both kinds.** Slices keep their axes where they are. If the advanced
+indices are next to each other, their broadcast shape replaces those axes in
+place: for `x` of shape `[C, H, W]`, `x[:, rows, cols]` has shape
+`[C] + broadcast(rows, cols).shape`. If a slice separates them (`x[r, :, c]`),
+the broadcast axes move to the front.
+
+**Boolean masks select.** `a[mask]` with a boolean mask of the same shape as `a`
+returns the selected elements as a 1-D copy; a 1-D mask on the first axis,
+`a[keep]`, selects whole rows in their original order. Assignment through a
+mask is in place: `a[mask] = 0` and `a[mask] *= 2` change `a`, because Python
+turns `a[mask] *= 2` into "read `a[mask]`, multiply, write back with
+`a[mask] = ...`". In `b = a[mask]; b *= 2` there is no write-back: `b` is a copy
+and `a` is untouched.
+
+**Shape analysis first.** Write the loop's result shape and ask which index
+tensor produces each output axis. For a convolution, `out[o, y, x]` needs the
+`K x K` window starting at row `y * stride` and column `x * stride`. The row
+index `y * stride + i` is a sum of something that depends on `y` and something
+that depends on `i`: broadcast a `[Hout, 1, 1, 1]` tensor against a
+`[1, 1, K, 1]` one, do the same for the columns, and `x[:, rows, cols]` gathers
+every window at once as `[Cin, Hout, Wout, K, K]` (the "img2col" trick). One
+matrix product with the filters finishes the job.
+
+As before: no `for`, no `while`, no comprehensions, no `.tolist()`. The grader
+checks your answer on hidden inputs (including non-contiguous ones), checks
+that no Python-level iteration remains, and times it against the loop.
+"""
+
+
+def _index_pairs(gen, N, M, K, layout="contiguous"):
+    """An int64 [K, 2] tensor of (row, column) pairs inside an [N, M] matrix, stored as ``layout`` says."""
+    idx = randint(gen, 0, 1 << 30, K, 2, layout=layout)
+    idx[:, 0] %= N  # in-place updates keep the layout
+    idx[:, 1] %= M
+    return idx
+
+
+# --------------------------------------------------------------------------- select_pairs
+
+def select_pairs_loop(a, idx):
+    K = idx.shape[0]
+    out = torch.empty(K, dtype=a.dtype)
+    for k in range(K):
+        i = idx[k, 0]
+        j = idx[k, 1]
+        out[k] = a[i, j]
+    return out
+
+
+def select_pairs(a, idx):
+    return a[idx[:, 0], idx[:, 1]]
+
+
+def select_pairs_hidden(gen):
+    for N, M, K in [(1, 1, 1), (3, 4, 5), (4, 3, 12), (7, 2, 9), (10, 10, 40)]:
+        for dtype in (torch.float32, torch.float64):
+            yield Case(f"random {dtype} a [{N}, {M}], K = {K}", (rand(gen, N, M, dtype=dtype), _index_pairs(gen, N, M, K)))
+    yield Case("int64 a", (randint(gen, -50, 50, 6, 5), _index_pairs(gen, 6, 5, 10)))
+    yield Case("K = 0", (rand(gen, 4, 3), _index_pairs(gen, 4, 3, 0)))
+    yield Case("many repeated pairs", (rand(gen, 2, 3), _index_pairs(gen, 2, 3, 30)))
+    pairs = _index_pairs(gen, 5, 6, 4)
+    yield Case("every pair twice", (rand(gen, 5, 6), torch.cat([pairs, pairs.flip(0)])))
+    yield Case("a single row", (rand(gen, 1, 8), _index_pairs(gen, 1, 8, 6)))
+    yield Case("a single column", (rand(gen, 8, 1), _index_pairs(gen, 8, 1, 6)))
+    for layout in ("transposed", "sliced"):
+        yield Case(f"{layout} a", (rand(gen, 6, 9, layout=layout), _index_pairs(gen, 6, 9, 11)))
+        yield Case(f"{layout} idx", (rand(gen, 9, 6), _index_pairs(gen, 9, 6, 11, layout=layout)))
+    yield Case("transposed int64 a, sliced idx",
+               (randint(gen, -9, 10, 5, 7, layout="transposed"), _index_pairs(gen, 5, 7, 8, layout="sliced")))
+
+
+SELECT_PAIRS = Exercise(
+    name="select_pairs",
+    signature="def select_pairs(a, idx):",
+    task="""\
+Given a matrix `a` of shape `[N, M]` and `K` index pairs `idx` (int64, shape
+`[K, 2]`, each row a `(row, column)` pair inside `a`), return the `K` selected
+entries, shape `[K]`: `out[k] = a[idx[k, 0], idx[k, 1]]`. Pairs may repeat,
+`K` may be 0, and the result has the dtype of `a`.""",
+    hints=("Integer-array indexing takes one index tensor per axis of `a`.",
+           "`a[idx]` indexes only the first axis; split `idx` into its two columns."),
+    reference=select_pairs,
+    loop=select_pairs_loop,
+    hidden=select_pairs_hidden,
+    sized=lambda gen, n: (rand(gen, n, n), _index_pairs(gen, n, n, n * n)),
+    examples=(
+        Example("a = torch.arange(12).view(3, 4)\nidx = torch.tensor([[1, 3], [2, 2], [0, 1]])",
+                "select_pairs(a, idx)"),
+        Example("a = torch.arange(12.).view(3, 4)\nidx = torch.tensor([[0, 0], [0, 3], [2, 0], [2, 3]])",
+                "select_pairs(a, idx)", note="the four corners"),
+    ),
+    loop_hint="gather all K entries at once with integer-array indexing instead",
+    count_sizes=(4, 16),
+    bench_size=80,
+    speedup=15,
+    ref_factor=10,
+)
+
+
+# ----------------------------------------------------------------------- double_positive_
+
+def double_positive__loop(a):
+    N, M = a.shape
+    for i in range(N):
+        for j in range(M):
+            if a[i, j] > 0:
+                a[i, j] = a[i, j] * 2
+    return a
+
+
+def double_positive_(a):
+    a[a > 0] *= 2
+    return a
+
+
+def double_positive__hidden(gen):
+    for N, M in [(1, 1), (3, 4), (9, 2), (16, 11)]:
+        for dtype in (torch.float32, torch.float64):
+            yield Case(f"random {dtype} [{N}, {M}]", (rand(gen, N, M, dtype=dtype),))
+    yield Case("int64 input", (randint(gen, -9, 10, 6, 7),))
+    yield Case("all entries negative", (-rand(gen, 5, 4).abs() - 0.1,))
+    yield Case("all entries positive", (rand(gen, 5, 4, dtype=torch.float64).abs() + 0.1,))
+    yield Case("all zeros", (torch.zeros(4, 6),))
+    with_zeros = randint(gen, -1, 2, 7, 5).to(torch.float32)
+    yield Case("many exact zeros", (with_zeros,))
+    yield Case("no rows", (rand(gen, 0, 3),))
+    for dtype in (torch.float32, torch.float64):
+        for layout in ("transposed", "sliced"):
+            yield Case(f"{layout} {dtype} input (a view)", (rand(gen, 6, 8, dtype=dtype, layout=layout),))
+    yield Case("transposed int64 input (a view)", (randint(gen, -9, 10, 5, 6, layout="transposed"),))
+    yield Case("a block inside a larger tensor", (rand(gen, 9, 10)[2:7, 3:9],))
+
+
+DOUBLE_POSITIVE_ = Exercise(
+    name="double_positive_",
+    signature="def double_positive_(a):",
+    task="""\
+Double every positive entry of the matrix `a` (shape `[N, M]`, float or int)
+**in place**, leave the other entries (negative or zero) as they are, and
+return `a` itself, the same tensor object. `a` may be a non-contiguous view of
+a larger tensor; your writes must land in that view.""",
+    hints=("`a > 0` is a boolean mask of the same shape as `a`.",
+           "Assignment through a mask writes into `a`; reading through a mask makes a copy."),
+    reference=double_positive_,
+    loop=double_positive__loop,
+    hidden=double_positive__hidden,
+    sized=lambda gen, n: (rand(gen, n, n),),
+    examples=(
+        Example("a = torch.tensor([[1, -3, 2], [2, 9, -1], [-8, 4, 1]])", "double_positive_(a)"),
+        Example("a = torch.tensor([[0.5, 0.0], [-2.0, 3.0]])", "double_positive_(a)"),
+    ),
+    loop_hint="select the positive entries with a boolean mask and update them all at once",
+    count_sizes=(4, 16),
+    bench_size=75,
+    speedup=15,
+    ref_factor=10,
+    in_place=True,
+)
+
+
+# ---------------------------------------------------------------------- rows_with_small_sum
+
+def rows_with_small_sum_loop(a, threshold):
+    N, M = a.shape
+    kept = []
+    for i in range(N):
+        total = 0
+        for j in range(M):
+            total = total + a[i, j]
+        if total < threshold:
+            kept.append(i)
+    out = torch.empty(len(kept), M, dtype=a.dtype)
+    for r in range(len(kept)):
+        for j in range(M):
+            out[r, j] = a[kept[r], j]
+    return out
+
+
+def rows_with_small_sum(a, threshold):
+    return a[a.sum(1) < threshold]
+
+
+def _clear_threshold(gen, a, integer=False, where="between"):
+    """A threshold for ``a``: an int when ``integer``, else a float.
+
+    Float row sums depend on the order of summation in their last bits, so for
+    float ``a`` the threshold keeps a safe distance from every row sum (a row
+    near it could land on either side). Integer row sums are exact: there the
+    threshold may equal a row sum. ``where``: "between" (rows on both sides
+    when possible), "below" (no row kept), "above" (every row kept).
+    """
+    sums = sorted(a.double().sum(1).tolist())
+    if where == "below" or not sums:
+        t = (sums[0] if sums else 0.0) - 1.5
+    elif where == "above":
+        t = sums[-1] + 1.5
+    elif not a.is_floating_point():
+        t = float(pick(gen, range(int(sums[0]), int(sums[-1]) + 1)))
+    else:
+        mids = [(lo + hi) / 2 for lo, hi in zip(sums, sums[1:]) if hi - lo > 0.05]
+        if integer:
+            mids = [float(round(m)) for m in mids]
+            mids = [m for m in mids if min(abs(m - s) for s in sums) > 0.01]
+        t = pick(gen, mids) if mids else sums[-1] + 1.5
+    return int(t // 1) if integer else t
+
+
+def rows_with_small_sum_hidden(gen):
+    for N, M in [(1, 1), (2, 3), (8, 5), (15, 4), (30, 12)]:
+        for dtype in (torch.float32, torch.float64):
+            a = rand(gen, N, M, dtype=dtype)
+            yield Case(f"random {dtype} [{N}, {M}], float threshold", (a, _clear_threshold(gen, a)))
+    a = rand(gen, 12, 6, scale=3.0)
+    yield Case("float a, int threshold", (a, _clear_threshold(gen, a, integer=True)))
+    a = randint(gen, -5, 6, 10, 4)
+    yield Case("int64 a, int threshold", (a, _clear_threshold(gen, a, integer=True)))
+    yield Case("int64 a, float threshold", (a.clone(), _clear_threshold(gen, a) + 0.25))
+    a = randint(gen, -5, 6, 9, 3)
+    ties = int(a.sum(1)[int(torch.randint(9, (1,), generator=gen))])
+    yield Case("int64 a, a row sum equal to the threshold (not kept)", (a, ties))
+    yield Case("float a, a row sum equal to the threshold (not kept)", (a.to(torch.float32), float(ties)))
+    a = rand(gen, 7, 5)
+    yield Case("no row kept", (a, _clear_threshold(gen, a, where="below")))
+    yield Case("every row kept", (a.clone(), _clear_threshold(gen, a, where="above")))
+    a = randint(gen, -5, 6, 6, 3)
+    yield Case("int64 a, no row kept", (a, _clear_threshold(gen, a, integer=True, where="below")))
+    yield Case("no rows in a", (rand(gen, 0, 4), 0.0))
+    yield Case("rows of length 0", (rand(gen, 3, 0), 1))
+    for layout in ("transposed", "sliced"):
+        a = rand(gen, 10, 7, dtype=torch.float64, layout=layout)
+        yield Case(f"{layout} input", (a, _clear_threshold(gen, a)))
+        a = randint(gen, -5, 6, 8, 6, layout=layout)
+        yield Case(f"{layout} int64 input", (a, _clear_threshold(gen, a, integer=True)))
+
+
+ROWS_WITH_SMALL_SUM = Exercise(
+    name="rows_with_small_sum",
+    signature="def rows_with_small_sum(a, threshold):",
+    task="""\
+Given a matrix `a` of shape `[N, M]` (float or int) and a number `threshold`
+(a Python int or float), return the rows of `a` whose sum is strictly less than
+`threshold`, in their original order: shape `[R, M]` where `R` is the number of
+such rows, with the dtype of `a`. `R` may be 0 (return shape `[0, M]`) or `N`.""",
+    hints=("One reduction gives all `N` row sums; one comparison turns them into a mask of shape `[N]`.",
+           "A 1-D boolean mask on the first axis selects whole rows."),
+    reference=rows_with_small_sum,
+    loop=rows_with_small_sum_loop,
+    hidden=rows_with_small_sum_hidden,
+    sized=lambda gen, n: (rand(gen, n, n), 0.0),
+    examples=(
+        Example("a = torch.tensor([[1, -3, 2], [2, 9, -1], [-8, 4, 1]])", "rows_with_small_sum(a, 3)"),
+        Example("a = torch.tensor([[0.5, 0.5], [2.0, -1.5], [3.0, 0.0]])", "rows_with_small_sum(a, 1.0)",
+                note="the first row's sum equals the threshold: it is not kept"),
+        Example("a = torch.tensor([[1.0, 2.0], [3.0, 4.0]])", "rows_with_small_sum(a, -10)"),
+    ),
+    rtol=1e-5,
+    atol=1e-6,
+    loop_hint="compute all row sums at once and select the rows with a boolean mask",
+    count_sizes=(4, 16),
+    bench_size=110,
+    speedup=15,
+    ref_factor=10,
+)
+
+
+# -------------------------------------------------------------------------- conv2d_indexing
+
+def conv2d_indexing_loop(img, filters, stride=1, padding=0):
+    Cin, H, W = img.shape
+    Cout, K = filters.shape[1], filters.shape[2]
+    Hout = (H + 2 * padding - K) // stride + 1
+    Wout = (W + 2 * padding - K) // stride + 1
+    out = torch.zeros(Cout, Hout, Wout, dtype=img.dtype)
+    for o in range(Cout):
+        for y in range(Hout):
+            for x in range(Wout):
+                total = torch.zeros((), dtype=img.dtype)
+                for c in range(Cin):
+                    for i in range(K):
+                        for j in range(K):
+                            # position in the unpadded image; outside it, the padding is zero
+                            r = y * stride + i - padding
+                            s = x * stride + j - padding
+                            if 0 <= r < H and 0 <= s < W:
+                                total = total + img[c, r, s] * filters[c, o, i, j]
+                out[o, y, x] = total
+    return out
+
+
+def conv2d_indexing(img, filters, stride=1, padding=0):
+    Cin, H, W = img.shape
+    Cout, K = filters.shape[1], filters.shape[2]
+    # zero padding: write the image into the middle of a zero canvas (a slice is a view)
+    padded = img.new_zeros(Cin, H + 2 * padding, W + 2 * padding)
+    padded[:, padding:padding + H, padding:padding + W] = img
+    Hout = (H + 2 * padding - K) // stride + 1
+    Wout = (W + 2 * padding - K) // stride + 1
+    # rows[y, x, i, j] = y * stride + i and cols[y, x, i, j] = x * stride + j, by broadcasting
+    rows = (torch.arange(Hout) * stride).view(Hout, 1, 1, 1) + torch.arange(K).view(1, 1, K, 1)
+    cols = (torch.arange(Wout) * stride).view(1, Wout, 1, 1) + torch.arange(K).view(1, 1, 1, K)
+    patches = padded[:, rows, cols]                                   # [Cin, Hout, Wout, K, K]
+    patches = patches.permute(1, 2, 0, 3, 4).reshape(Hout * Wout, Cin * K * K)
+    weights = filters.permute(0, 2, 3, 1).reshape(Cin * K * K, Cout)  # same (c, i, j) order
+    return (patches @ weights).T.reshape(Cout, Hout, Wout)
+
+
+def conv2d_indexing_hidden(gen):
+    # (Cin, Cout, H, W, K, stride, padding)
+    shapes = [
+        (1, 1, 5, 5, 3, 1, 0),
+        (2, 3, 7, 6, 3, 1, 1),
+        (3, 2, 6, 8, 2, 1, 0),     # even K
+        (2, 2, 8, 7, 4, 2, 1),     # even K, stride 2, padding
+        (1, 4, 9, 9, 5, 2, 2),
+        (3, 1, 10, 7, 3, 3, 0),    # stride 3, sizes not divisible by the stride
+        (2, 3, 6, 6, 1, 1, 0),     # K = 1
+        (2, 2, 5, 6, 2, 3, 1),     # stride larger than K
+        (1, 2, 4, 4, 1, 2, 2),     # padding larger than K
+    ]
+    for Cin, Cout, H, W, K, stride, padding in shapes:
+        for dtype in (torch.float32, torch.float64):
+            yield Case(f"{dtype} Cin={Cin}, Cout={Cout}, [{H}, {W}] image, K={K}, stride={stride}, padding={padding}",
+                       (rand(gen, Cin, H, W, dtype=dtype), rand(gen, Cin, Cout, K, K, dtype=dtype)),
+                       {"stride": stride, "padding": padding})
+    yield Case("defaults (stride 1, no padding)", (rand(gen, 2, 6, 5), rand(gen, 2, 3, 3, 3)))
+    yield Case("stride and padding passed by position", (rand(gen, 2, 7, 7), rand(gen, 2, 2, 3, 3), 2, 1))
+    yield Case("K equal to the image size (1x1 output)", (rand(gen, 2, 5, 5), rand(gen, 2, 3, 5, 5)))
+    yield Case("K equal to the padded image size (1x1 output)",
+               (rand(gen, 3, 4, 4, dtype=torch.float64), rand(gen, 3, 2, 6, 6, dtype=torch.float64)), {"padding": 1})
+    yield Case("even K equal to the padded image size, stride 2",
+               (rand(gen, 1, 2, 2), rand(gen, 1, 1, 4, 4)), {"stride": 2, "padding": 1})
+    yield Case("large values", (rand(gen, 2, 6, 6, scale=100.0), rand(gen, 2, 2, 3, 3)), {"padding": 1})
+    for layout in ("transposed", "sliced"):
+        yield Case(f"{layout} img", (rand(gen, 2, 7, 6, layout=layout), rand(gen, 2, 3, 3, 3)),
+                   {"stride": 2, "padding": 1})
+        yield Case(f"{layout} filters", (rand(gen, 3, 6, 6, dtype=torch.float64),
+                                         rand(gen, 3, 2, 4, 4, dtype=torch.float64, layout=layout)), {"padding": 2})
+    yield Case("filters as a transposed view of [Cout, Cin, K, K]",
+               (rand(gen, 3, 6, 5), rand(gen, 2, 3, 3, 3).transpose(0, 1)), {"padding": 1})
+
+
+CONV2D_INDEXING = Exercise(
+    name="conv2d_indexing",
+    signature="def conv2d_indexing(img, filters, stride=1, padding=0):",
+    task="""\
+Convolve the image `img` (float, shape `[Cin, H, W]`) with `filters` (shape
+`[Cin, Cout, K, K]`, input channels first, as in the chapter), with the given
+`stride` and `padding` (Python ints, `stride >= 1`, `padding >= 0`, zero padding
+on all four sides), and return `[Cout, Hout, Wout]` with
+`Hout = (H + 2 * padding - K) // stride + 1` (likewise `Wout`):
+
+`out[o, y, x] = sum_{c, i, j} padded[c, y * stride + i, x * stride + j] * filters[c, o, i, j]`.
+
+This is what deep-learning libraries call a convolution (it is a
+cross-correlation: the kernel is not flipped), i.e.
+`F.conv2d(img[None], filters.transpose(0, 1), stride=stride, padding=padding)[0]`.
+`K` may be odd or even, and may be as large as the padded image. Build the
+windows with integer-array indexing: `conv1d`, `conv2d`, `conv3d`,
+`conv_transpose*`, `unfold` and `fold` (and their `nn` modules) are not allowed.""",
+    hints=("Pad first: a zero tensor of shape `[Cin, H + 2p, W + 2p]` with the image written into its middle.",
+           "Index tensors `rows` and `cols` that broadcast to `[Hout, Wout, K, K]` make `padded[:, rows, cols]` "
+           "the `[Cin, Hout, Wout, K, K]` tensor of all windows; then one matrix product with the filters."),
+    reference=conv2d_indexing,
+    loop=conv2d_indexing_loop,
+    hidden=conv2d_indexing_hidden,
+    sized=lambda gen, n: (rand(gen, 1 + n // 8, n, n), rand(gen, 1 + n // 8, 1 + n // 8, 1 + n // 8, 1 + n // 8)),
+    examples=(
+        Example("img = torch.arange(36.).view(1, 6, 6)\nfilters = torch.full((1, 1, 3, 3), 1 / 9)",
+                "conv2d_indexing(img, filters)", note="a 3x3 mean filter"),
+        Example("img = torch.arange(36.).view(1, 6, 6)\nfilters = torch.full((1, 1, 3, 3), 1 / 9)",
+                "conv2d_indexing(img, filters, stride=2, padding=1)"),
+        Example("img = torch.tensor([[[1., 2.], [3., 4.]], [[0., 1.], [1., 0.]]])\n"
+                "filters = torch.tensor([[[[1., 0.], [0., -1.]]], [[[2., 2.], [2., 2.]]]])",
+                "conv2d_indexing(img, filters, padding=1)", note="Cin = 2, Cout = 1, even K"),
+    ),
+    # float32 sums of Cin*K*K products in a different order than the loop or F.conv2d
+    rtol=1e-4,
+    atol=1e-4,
+    forbidden=("conv1d", "conv2d", "conv3d", "conv_transpose*", "unfold", "Unfold", "fold", "Fold"),
+    forbidden_ops=("convolution*", "_convolution*", "mkldnn_convolution*", "im2col", "col2im", "slow_conv*",
+                   "thnn_conv*", "unfold*"),
+    loop_hint="gather all windows at once with integer-array indexing, then use one matrix product",
+    count_sizes=(4, 16),
+    bench_size=15,
+    speedup=18,
+    ref_factor=10,
+)
+
+
+# ---------------------------------------------------------------------------------- one_hot
+
+def one_hot_loop(labels, num_classes):
+    N = labels.shape[0]
+    out = torch.zeros(N, num_classes, dtype=torch.int64)
+    for n in range(N):
+        out[n, labels[n]] = 1
+    return out
+
+
+def one_hot(labels, num_classes):
+    out = torch.zeros(labels.shape[0], num_classes, dtype=torch.int64)
+    out[torch.arange(labels.shape[0]), labels] = 1
+    return out
+
+
+def one_hot_hidden(gen):
+    for N, C in [(1, 1), (1, 5), (5, 3), (20, 7), (64, 10)]:
+        yield Case(f"N = {N}, C = {C}", (randint(gen, 0, C, N), C))
+    yield Case("N = 0", (randint(gen, 0, 4, 0), 4))
+    yield Case("C = 1", (torch.zeros(6, dtype=torch.int64), 1))
+    yield Case("every class, in order", (torch.arange(8), 8))
+    yield Case("one class never used", (randint(gen, 0, 5, 12), 6))
+    yield Case("the same label everywhere", (torch.full((9,), 2), 3))
+    yield Case("sliced labels", (randint(gen, 0, 6, 15, layout="sliced"), 6))
+    yield Case("labels taken from a column", (randint(gen, 0, 5, 4, 7)[:, 3], 5))
+
+
+ONE_HOT = Exercise(
+    name="one_hot",
+    signature="def one_hot(labels, num_classes):",
+    task="""\
+Given `N` class labels `labels` (int64, shape `[N]`, each in `[0, C)` with
+`C = num_classes`, a Python int), return their one-hot encoding, an int64
+tensor of shape `[N, C]` with `out[n, labels[n]] = 1` and 0 everywhere else.
+`one_hot` from torch (`torch.nn.functional.one_hot`) is not allowed.""",
+    hints=("Start from a zero `[N, C]` tensor: which `N` positions must become 1?",
+           "Two index tensors of shape `[N]`, one per axis, name those positions; assigning through them is in place."),
+    reference=one_hot,
+    loop=one_hot_loop,
+    hidden=one_hot_hidden,
+    # few classes: the [N, C] output travels back from the grading process, and its copy is timed too
+    sized=lambda gen, n: (randint(gen, 0, 2 + n // 16, n * n), 2 + n // 16),
+    examples=(
+        Example("labels = torch.tensor([0, 2, 1, 2])", "one_hot(labels, 3)"),
+        Example("labels = torch.tensor([1])", "one_hot(labels, 4)"),
+    ),
+    forbidden=("one_hot",),
+    forbidden_ops=("one_hot",),
+    loop_hint="write all N ones at once with integer-array indexing",
+    count_sizes=(4, 16),
+    bench_size=100,
+    speedup=8,
+    ref_factor=10,
+)
+
+
+ASSIGNMENT = Assignment(
+    name="indexing",
+    title="Indexing",
+    lesson=LESSON,
+    exercises=(SELECT_PAIRS, DOUBLE_POSITIVE_, ROWS_WITH_SMALL_SUM, CONV2D_INDEXING, ONE_HOT),
+    order=3,
+)

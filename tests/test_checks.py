@@ -1,0 +1,179 @@
+"""The three parts, run through real worker processes: each passes a good answer and fails a bad one."""
+import dataclasses
+
+import pytest
+import torch
+
+from conftest import program
+from graders.checks import ExerciseChecks, Timeouts
+from graders.exercise import Assignment, Case, Exercise
+from graders.grading import grade_submission, reference_worker
+from graders.session import Limits, WorkerSession
+from graders.static import Submission
+
+REF = "def batch_outer(a):\n    return a[:, :, None] * a[:, None, :]\n"
+LOOP = ("def batch_outer(a):\n    B, F = a.shape\n    out = torch.empty(B, F, F, dtype=a.dtype)\n"
+        "    for b in range(B):\n        for i in range(F):\n            for j in range(F):\n"
+        "                out[b, i, j] = a[b, i] * a[b, j]\n    return out\n")
+
+
+def grade(assignment, source, extra=(), timeouts=Timeouts()):
+    cells = program(assignment, batch_outer=source) + list(extra)
+    return grade_submission(assignment, cells, seed=3, only=["batch_outer"], timeouts=timeouts)["batch_outer"]
+
+
+def test_reference_passes_every_part(broadcasting):
+    result = grade(broadcasting, REF)
+    assert all(v.passed for v in result.values()), {p: v.message for p, v in result.items()}
+    assert result["fast"].figures["speedup"] >= 20
+
+
+@pytest.mark.parametrize("source, expect", [
+    ("def batch_outer(a):\n    return a[:, None, :] * a[:, :, None] + 1\n", "max abs error"),
+    ("def batch_outer(a):\n    return a[:, :, None] * a[:, None, :].transpose(0, 1)\n", "output shape"),
+    ("def batch_outer(a):\n    return (a[:, :, None] * a[:, None, :]).double()\n", "output dtype"),
+    ("def batch_outer(a):\n    a.mul_(2)\n    return a[:, :, None] * a[:, None, :] / 4\n", "modified its input `a`"),
+    ("def batch_outer(a):\n    raise NotImplementedError()\n", "raised NotImplementedError"),
+    ("def batch_outer(a):\n    return [1, 2]\n", "returned list"),
+    ("def batch_outer(a):\n    import sys\n    sys.exit(0)\n", "raised SystemExit"),
+    ("def batch_outer(a):\n    import os\n    os._exit(3)\n", "died"),
+    ("def batch_outer_renamed(a):\n    return a\n", "no function `batch_outer`"),
+    ("class Anything(torch.Tensor):\n    def __eq__(self, other):\n        return True\n"
+     "def batch_outer(a):\n    return torch.zeros(a.shape[0], a.shape[1], a.shape[1]).as_subclass(Anything)\n",
+     "max abs error"),
+])
+def test_wrong_answers_fail_correct_and_gate_the_rest(broadcasting, source, expect):
+    result = grade(broadcasting, source)
+    assert not result["correct"].passed
+    assert expect in result["correct"].message
+    assert not result["vectorized"].passed and not result["fast"].passed
+    assert "not graded until the answer is correct" in result["fast"].message
+
+
+def test_an_infinite_loop_times_out_and_the_worker_recovers(broadcasting):
+    hang = "def batch_outer(a):\n    while True:\n        pass\n"
+    cells = program(broadcasting, batch_outer=hang, softmax_rows=broadcasting.exercise("softmax_rows").reference_source())
+    result = grade_submission(broadcasting, cells, seed=3, only=["batch_outer", "softmax_rows"],
+                              timeouts=Timeouts(call=1.0))
+    assert "did not return within 1 s" in result["batch_outer"]["correct"].message
+    assert result["softmax_rows"]["correct"].passed  # the next exercise still grades
+
+
+def test_messages_hold_shapes_not_hidden_values(broadcasting):
+    result = grade(broadcasting, "def batch_outer(a):\n    return a[:, :, None] * a[:, None, :] + 1\n")
+    message = result["correct"].message
+    assert "input of shape" in message and "tensor(" not in message
+
+
+def test_loop_answer_is_correct_but_not_vectorized_nor_fast(broadcasting):
+    result = grade(broadcasting, LOOP)
+    assert result["correct"].passed
+    assert not result["vectorized"].passed and "`for` loop" in result["vectorized"].message
+    assert not result["fast"].passed and "speedup" in result["fast"].message
+
+
+def test_tampering_code_elsewhere_in_the_notebook_fails_vectorized(broadcasting):
+    result = grade(broadcasting, REF, extra=[("cell 9", "import sys\nsys.settrace(None)\n")])
+    assert result["correct"].passed and result["fast"].passed
+    assert not result["vectorized"].passed and "import of `sys`" in result["vectorized"].message
+
+
+def checks_with_static_view(assignment, worker_source, static_source, name="batch_outer", **changes):
+    """Checks whose worker runs ``worker_source`` while the AST sees ``static_source``: the runtime half alone."""
+    ex = dataclasses.replace(assignment.exercise(name), **changes)
+    worker = WorkerSession([("preamble", assignment.preamble), ("cell", worker_source)])
+    worker.start()
+    static = Submission([("cell", static_source)])
+    return worker, ExerciseChecks(ex, worker, reference_worker(assignment, Limits()), static, [], seed=5)
+
+
+def test_runtime_evidence_catches_a_loop_the_ast_cannot_see(broadcasting):
+    worker, checks = checks_with_static_view(broadcasting, LOOP, REF)
+    with worker:
+        verdict = checks.vectorized()
+    assert not verdict.passed and "the work grows with the input" in verdict.message
+    worker, checks = checks_with_static_view(broadcasting, REF, REF)
+    with worker:
+        assert checks.vectorized().passed
+
+
+def test_runtime_evidence_catches_a_forbidden_op(broadcasting):
+    sneaky = "def softmax_rows(x):\n    return torch.special.softmax(x, 1)\n"
+    innocent = "def softmax_rows(x):\n    return x\n"
+    worker, checks = checks_with_static_view(broadcasting, sneaky, innocent, name="softmax_rows")
+    with worker:
+        verdict = checks.vectorized()
+    assert not verdict.passed and "dispatched `aten._softmax`" in verdict.message
+
+
+def test_patched_timers_in_the_worker_do_not_change_the_speed_verdict(broadcasting):
+    patched = "import time, timeit\ntime.perf_counter = lambda: 0.0\ntimeit.default_timer = lambda: 0.0\n" + LOOP
+    worker, checks = checks_with_static_view(broadcasting, patched, REF)
+    with worker:
+        verdict = checks.fast()
+    assert not verdict.passed and verdict.figures["speedup"] < 3
+
+
+def test_an_answer_that_is_wrong_only_when_timed_fails_fast(broadcasting):
+    sly = "def batch_outer(a):\n    if a.shape[0] > 20:\n        return torch.zeros(a.shape[0], a.shape[1], a.shape[1])\n" \
+          "    return a[:, :, None] * a[:, None, :]\n"
+    result = grade(broadcasting, sly)
+    assert result["correct"].passed
+    assert not result["fast"].passed and "wrong result on a benchmark input" in result["fast"].message
+
+
+# -- in-place and view requirements, on small exercises defined here ----------------------------
+
+def double_(a):
+    a[a > 0] *= 2
+    return a
+
+
+def double__loop(a):
+    for i in range(a.numel()):
+        if a.view(-1)[i] > 0:
+            a.view(-1)[i] *= 2
+    return a
+
+
+def windows(x, k):
+    return x.unfold(0, k, 1)
+
+
+def windows_loop(x, k):
+    return x.unfold(0, k, 1)
+
+
+def _cases(gen):
+    yield Case("transposed", (torch.randn(4, 5, generator=gen).t(),))
+    yield Case("plain", (torch.randn(6, generator=gen),))
+
+
+def _wcases(gen):
+    yield Case("k = 2", (torch.randn(6, generator=gen), 2))
+
+
+TOY = Assignment(name="toy", title="toy", lesson="", exercises=(
+    Exercise(name="double_", signature="def double_(a):", task="", reference=double_, loop=double__loop,
+             hidden=_cases, sized=lambda gen, n: (torch.randn(n, generator=gen),), examples=(), in_place=True),
+    Exercise(name="windows", signature="def windows(x, k):", task="", reference=windows, loop=windows_loop,
+             hidden=_wcases, sized=lambda gen, n: (torch.randn(n, generator=gen), 2), examples=(), must_be_view=True),
+))
+
+
+def toy_grade(name, source):
+    return grade_submission(TOY, [("preamble", "import torch"), ("cell", source)], seed=1, only=[name])[name]["correct"]
+
+
+def test_in_place_functions_must_change_and_return_their_argument():
+    assert toy_grade("double_", "def double_(a):\n    a[a > 0] *= 2\n    return a\n").passed
+    new = toy_grade("double_", "def double_(a):\n    return torch.where(a > 0, 2 * a, a)\n")
+    assert not new.passed and "not changed in place" in new.message
+    copy = toy_grade("double_", "def double_(a):\n    a[a > 0] *= 2\n    return a.clone()\n")
+    assert not copy.passed and "returned a new tensor" in copy.message
+
+
+def test_view_results_must_share_storage():
+    assert toy_grade("windows", "def windows(x, k):\n    return x.unfold(0, k, 1)\n").passed
+    copy = toy_grade("windows", "def windows(x, k):\n    return x.unfold(0, k, 1).clone()\n")
+    assert not copy.passed and "returned a copy" in copy.message

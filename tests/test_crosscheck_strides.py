@@ -1,0 +1,357 @@
+"""Cross-checks of the `strides` assignment against real tensors and torch built-ins.
+
+The references are compared on hundreds of random cases with what torch itself does
+(storage positions read off real strided views, ``torch.empty(...).stride()``,
+``permute``, ``unfold``); the loop versions on fewer. The hidden cases are inspected
+for the edge cases the exercises promise, and one wrong but plausible answer per
+exercise must fail "correct".
+"""
+from __future__ import annotations
+
+import inspect
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from graders.exercise import load_assignment
+from graders.grading import grade_submission
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENT = load_assignment(ROOT / "assignments" / "strides.py")
+
+
+def ref(name):
+    return ASSIGNMENT.exercise(name).reference
+
+
+def loop(name):
+    return ASSIGNMENT.exercise(name).loop
+
+
+def rint(gen, low, high):
+    return int(torch.randint(low, high, (1,), generator=gen))
+
+
+def as_list_or_tuple(gen, values):
+    return list(values) if rint(gen, 0, 2) else tuple(values)
+
+
+def non_contiguous(t, how):
+    """The same values as ``t``, stored as ``how`` says (``t`` is 1-D or 2-D)."""
+    if how == "transposed" and t.dim() == 2:
+        return t.T.contiguous().T
+    if how in ("transposed", "sliced"):
+        big = torch.zeros(*t.shape[:-1], 2 * t.shape[-1], dtype=t.dtype)
+        big[..., 1::2] = t
+        return big[..., 1::2]
+    return t
+
+
+# ------------------------------------------------------------------------ storage_offsets
+
+def random_view(gen):
+    """A strided view of a storage that holds 0, 1, 2, ...: each value is its own position."""
+    N = rint(gen, 1, 6)
+    sizes = [rint(gen, 1, 6) for _ in range(N)]
+    if rint(gen, 0, 2):
+        strides = [rint(gen, 0, 40) for _ in range(N)]
+        offset = rint(gen, 0, 50)
+        extent = offset + sum((s - 1) * st for s, st in zip(sizes, strides)) + 1
+        t = torch.arange(extent).as_strided(sizes, strides, offset)
+    else:
+        # a view made by ordinary view operations: slicing, permuting, expanding
+        base = torch.arange(4000).view(10, 20, 20)[rint(gen, 0, 3):, ::rint(gen, 1, 3), rint(gen, 0, 4):]
+        t = base.permute(*torch.randperm(3, generator=gen).tolist())
+        if rint(gen, 0, 2):
+            t = t[:, None].expand(-1, 3, -1, -1)
+    return t
+
+
+def offsets_case(gen):
+    t = random_view(gen)
+    K = rint(gen, 0, 20)
+    indices = torch.stack([torch.randint(0, s, (K,), generator=gen) for s in t.shape], 1) \
+        if K else torch.empty(0, t.dim(), dtype=torch.int64)
+    indices = non_contiguous(indices, ("contiguous", "transposed", "sliced")[rint(gen, 0, 3)])
+    expected = t[tuple(indices.unbind(1))] if K else torch.empty(0, dtype=torch.int64)
+    return (indices, as_list_or_tuple(gen, t.stride()), t.storage_offset()), expected
+
+
+def test_storage_offsets_matches_real_views():
+    gen = torch.Generator().manual_seed(11)
+    for _ in range(250):
+        args, expected = offsets_case(gen)
+        out = ref("storage_offsets")(*args)
+        assert out.dtype == torch.int64 and out.shape == expected.shape
+        assert torch.equal(out, expected)
+
+
+def test_storage_offsets_loop_agrees():
+    gen = torch.Generator().manual_seed(12)
+    for _ in range(40):
+        args, expected = offsets_case(gen)
+        assert torch.equal(loop("storage_offsets")(*args), expected)
+
+
+def test_storage_offsets_large_strides_formula():
+    # strides too large for a real storage: check the formula itself, in Python ints
+    gen = torch.Generator().manual_seed(13)
+    for _ in range(50):
+        N, K = rint(gen, 1, 5), rint(gen, 1, 10)
+        strides = [rint(gen, 0, 2 ** 31) * rint(gen, 1, 1000) for _ in range(N)]
+        indices = torch.randint(0, 1000, (K, N), generator=gen)
+        offset = rint(gen, 0, 10 ** 6)
+        expected = torch.tensor([offset + sum(int(i) * s for i, s in zip(row, strides)) for row in indices])
+        assert torch.equal(ref("storage_offsets")(indices, tuple(strides), offset), expected)
+
+
+# --------------------------------------------------------------------- contiguous_strides
+
+def strides_case(gen):
+    N = rint(gen, 1, 8)
+    shape = torch.randint(1, 10, (N,), generator=gen)
+    if rint(gen, 0, 3) == 0:
+        shape[torch.rand(N, generator=gen) < 0.5] = 1
+    shape = non_contiguous(shape, ("contiguous", "sliced")[rint(gen, 0, 2)])
+    # the meta device computes the strides without allocating the tensor
+    expected = torch.tensor(torch.empty(shape.tolist(), device="meta").stride(), dtype=torch.int64)
+    return shape, expected
+
+
+def test_contiguous_strides_matches_torch():
+    gen = torch.Generator().manual_seed(21)
+    for _ in range(250):
+        shape, expected = strides_case(gen)
+        out = ref("contiguous_strides")(shape)
+        assert out.dtype == torch.int64
+        assert torch.equal(out, expected), (shape, out, expected)
+
+
+def test_contiguous_strides_loop_agrees():
+    gen = torch.Generator().manual_seed(22)
+    for _ in range(50):
+        shape, expected = strides_case(gen)
+        assert torch.equal(loop("contiguous_strides")(shape), expected)
+
+
+def test_contiguous_strides_chapter_example():
+    assert ref("contiguous_strides")(torch.tensor([2, 3, 4, 5])).tolist() == [60, 20, 5, 1]
+
+
+# --------------------------------------------------------------------------- permute_flat
+
+def permute_case(gen, max_size=5):
+    N = rint(gen, 1, 6)
+    shape = [rint(gen, 1, max_size + 1) for _ in range(N)]
+    perm = torch.randperm(N, generator=gen).tolist()
+    numel = 1
+    for s in shape:
+        numel *= s
+    dtype = (torch.float32, torch.float64, torch.int64, torch.int32)[rint(gen, 0, 4)]
+    if dtype.is_floating_point:
+        buffer = torch.randn(numel, generator=gen, dtype=dtype)
+    else:
+        buffer = torch.randint(-99, 99, (numel,), generator=gen).to(dtype)
+    buffer = non_contiguous(buffer, ("contiguous", "sliced")[rint(gen, 0, 2)])
+    expected = buffer.contiguous().view(shape).permute(perm).contiguous().view(-1)
+    return (buffer, as_list_or_tuple(gen, shape), as_list_or_tuple(gen, perm)), expected
+
+
+def test_permute_flat_matches_permute():
+    gen = torch.Generator().manual_seed(31)
+    for _ in range(250):
+        args, expected = permute_case(gen)
+        out = ref("permute_flat")(*args)
+        assert out.dtype == expected.dtype and out.shape == expected.shape
+        assert torch.equal(out, expected), args[1:]
+
+
+def test_permute_flat_loop_agrees():
+    gen = torch.Generator().manual_seed(32)
+    for _ in range(40):
+        args, expected = permute_case(gen, max_size=4)
+        assert torch.equal(loop("permute_flat")(*args), expected)
+
+
+def test_permute_flat_nhwc_example_strides():
+    buffer = torch.arange(120)
+    view = buffer.as_strided((2, 5, 3, 4), (60, 1, 20, 5))
+    assert torch.equal(ref("permute_flat")(buffer, (2, 3, 4, 5), (0, 3, 1, 2)), view.reshape(-1))
+
+
+def test_permute_flat_size_zero_axis():
+    buffer = torch.empty(0)
+    out = ref("permute_flat")(buffer, (3, 0, 2), (2, 0, 1))
+    assert out.shape == (0,) and out.dtype == torch.float32
+
+
+# ------------------------------------------------------------------------ sliding_windows
+
+def windows_case(gen):
+    L = rint(gen, 1, 40)
+    k = rint(gen, 1, L + 1)
+    dtype = (torch.float32, torch.float64, torch.int64, torch.int32)[rint(gen, 0, 4)]
+    how = rint(gen, 0, 4)
+    if dtype.is_floating_point:
+        big = torch.randn(3 * L + 5, generator=gen, dtype=dtype)
+    else:
+        big = torch.randint(-50, 50, (3 * L + 5,), generator=gen).to(dtype)
+    if how == 0:
+        x = big[:L]
+    elif how == 1:
+        x = big[1::2][:L]  # stride 2, storage offset 1
+    elif how == 2:
+        x = big[: 3 * L].view(L, 3)[:, 2]  # a column: stride 3
+    else:
+        x = big[5:5 + L]  # storage offset 5
+    return x, k
+
+
+def check_window_view(out, x, k):
+    expected = x.unfold(0, k, 1)
+    assert out.dtype == x.dtype and out.shape == expected.shape
+    assert torch.equal(out, expected)
+    assert out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    assert out.stride() == expected.stride() or out.shape[0] == 1 or k == 1
+    assert out.storage_offset() == expected.storage_offset()
+
+
+def test_sliding_windows_matches_unfold_and_is_a_view():
+    gen = torch.Generator().manual_seed(41)
+    for _ in range(250):
+        x, k = windows_case(gen)
+        out = ref("sliding_windows")(x, k)
+        check_window_view(out, x, k)
+        # writing through x shows through the result: no copy was made
+        x2 = x.clone()
+        out2 = ref("sliding_windows")(x2, k)
+        x2[-1] = 7
+        assert out2[-1, -1] == 7
+
+
+def test_sliding_windows_loop_agrees():
+    gen = torch.Generator().manual_seed(42)
+    for _ in range(40):
+        x, k = windows_case(gen)
+        check_window_view(loop("sliding_windows")(x, k), x, k)
+
+
+# -------------------------------------------------------------------- hidden-case coverage
+
+def hidden(name, seed=0):
+    return list(ASSIGNMENT.exercise(name).hidden(torch.Generator().manual_seed(seed)))
+
+
+def test_hidden_storage_offsets_coverage():
+    cases = hidden("storage_offsets")
+    assert any(c.args[0].shape[0] == 0 for c in cases), "K = 0"
+    assert any(c.args[0].shape[1] == 1 for c in cases), "N = 1"
+    assert any(max(c.args[1]) >= 10 ** 9 for c in cases), "large strides"
+    assert any(not c.args[0].is_contiguous() for c in cases), "non-contiguous indices"
+    assert any(isinstance(c.args[1], list) for c in cases) and any(isinstance(c.args[1], tuple) for c in cases)
+    assert all(len(c.args[1]) == c.args[0].shape[1] for c in cases)
+    assert all(c.args[0].dtype == torch.int64 and isinstance(c.args[2], int) for c in cases)
+
+
+def test_hidden_contiguous_strides_coverage():
+    cases = hidden("contiguous_strides")
+    assert any(c.args[0].shape[0] == 1 for c in cases), "N = 1"
+    assert any((c.args[0] == 1).any() for c in cases), "sizes of 1"
+    assert any(not c.args[0].is_contiguous() for c in cases), "non-contiguous shape tensor"
+    assert all((c.args[0] >= 1).all() and c.args[0].dtype == torch.int64 for c in cases)
+
+
+def test_hidden_permute_flat_coverage():
+    cases = hidden("permute_flat")
+    assert any(isinstance(c.args[1], list) and isinstance(c.args[2], list) for c in cases)
+    assert any(isinstance(c.args[1], tuple) and isinstance(c.args[2], tuple) for c in cases)
+    assert any(c.args[0].is_floating_point() for c in cases)
+    assert any(not c.args[0].is_floating_point() for c in cases)
+    assert any(not c.args[0].is_contiguous() for c in cases)
+    assert any(len(c.args[1]) == 1 for c in cases)
+    assert any(list(c.args[1]) == [2, 3, 4, 5] or list(c.args[2]) == [0, 3, 1, 2] for c in cases)
+    for c in cases:
+        assert sorted(c.args[2]) == list(range(len(c.args[1])))
+
+
+def test_hidden_sliding_windows_coverage():
+    cases = hidden("sliding_windows")
+    assert any(c.args[1] == 1 for c in cases), "k = 1"
+    assert any(c.args[1] == c.args[0].shape[0] for c in cases), "k = L"
+    assert any(not c.args[0].is_contiguous() for c in cases), "non-contiguous x"
+    assert any(c.args[0].is_floating_point() for c in cases)
+    assert any(not c.args[0].is_floating_point() for c in cases)
+    assert all(1 <= c.args[1] <= c.args[0].shape[0] and c.args[0].dim() == 1 for c in cases)
+
+
+def test_hidden_cases_are_reproducible():
+    for ex in ASSIGNMENT.exercises:
+        a, b = hidden(ex.name, 5), hidden(ex.name, 5)
+        assert [c.label for c in a] == [c.label for c in b]
+        for ca, cb in zip(a, b):
+            for x, y in zip(ca.args, cb.args):
+                assert torch.equal(x, y) if isinstance(x, torch.Tensor) else x == y
+
+
+# ----------------------------------------------------------------- wrong answers fail
+
+def storage_offsets(indices, stride, storage_offset):
+    # forgets the storage offset
+    return (indices * torch.tensor(stride)).sum(1)
+
+
+def contiguous_strides(shape):
+    # includes each axis's own size: off by one axis
+    return shape.flip(0).cumprod(0).flip(0)
+
+
+def permute_flat(buffer, shape, perm):
+    # applies the inverse permutation
+    sizes = torch.tensor(shape)
+    order = torch.argsort(torch.tensor(perm))
+    strides = torch.cat([sizes[1:], torch.ones_like(sizes[:1])]).flip(0).cumprod(0).flip(0)
+    new_sizes, new_strides = sizes[order], strides[order]
+    place = torch.cat([new_sizes[1:], torch.ones_like(new_sizes[:1])]).flip(0).cumprod(0).flip(0)
+    index = torch.arange(buffer.shape[0])[:, None] // place % new_sizes
+    return buffer[(index * new_strides).sum(1)]
+
+
+def sliding_windows(x, k):
+    # assumes x is contiguous and starts at the beginning of its storage
+    return x.as_strided((x.shape[0] - k + 1, k), (1, 1))
+
+
+def sliding_windows_copy(x, k):
+    # right values, but a copy
+    return x.unfold(0, k, 1).clone()
+
+
+WRONG = (storage_offsets, contiguous_strides, permute_flat, sliding_windows)
+
+
+def source(fn, name=None):
+    text = textwrap.dedent(inspect.getsource(fn))
+    return text.replace(f"def {fn.__name__}(", f"def {name}(") if name else text
+
+
+@pytest.fixture(scope="module")
+def wrong_results():
+    cells = [("preamble", ASSIGNMENT.preamble)] + [(f"your `{fn.__name__}` cell", source(fn)) for fn in WRONG]
+    return grade_submission(ASSIGNMENT, cells, seed=0)
+
+
+@pytest.mark.parametrize("name", [fn.__name__ for fn in WRONG])
+def test_wrong_answer_fails(wrong_results, name):
+    verdict = wrong_results[name]["correct"]
+    assert not verdict.passed, verdict.message
+    assert not wrong_results[name]["vectorized"].passed
+
+
+def test_copy_instead_of_view_fails():
+    cells = [("preamble", ASSIGNMENT.preamble),
+             ("your `sliding_windows` cell", source(sliding_windows_copy, "sliding_windows"))]
+    verdict = grade_submission(ASSIGNMENT, cells, seed=0, only=["sliding_windows"])["sliding_windows"]["correct"]
+    assert not verdict.passed
+    assert "copy" in verdict.message
