@@ -1,6 +1,7 @@
 # The two commands of the README: `make demo` (the whole workflow on a simulated class) and `make test`.
 VENV ?= .venv
 PY := $(VENV)/bin/python
+export PATH := $(abspath $(VENV))/bin:$(PATH)
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)

@@ -1,8 +1,9 @@
-"""Seconds per notebook for `nbgrader autograde` of the demo class, with vecgrade's checks and without.
+"""Seconds per notebook for `nbgrader autograde` of the demo class: plain, with the checks, confined.
 
-Both runs grade the same submitted notebooks, one after the other, in one
-process: first plain nbgrader (its default pipeline), then the course's
-pipeline with ``TrustedVerdicts``. Prints one line per run and their ratio.
+The three runs grade the same submitted notebooks, one after the other, in
+one process: plain nbgrader (its default pipeline), the course's pipeline
+with the sandbox off, and the course's pipeline as configured (checks and
+sandbox). Prints one line per run and the ratios to the plain run.
 
     python benchmarks/autograde_overhead.py [--dir /tmp/vecgrade-bench]
 """
@@ -31,16 +32,19 @@ def main() -> None:
         assert api.generate_assignment(args.assignment)["success"]
     students = submit_class(course, args.assignment)
     per_notebook = {}
-    for label, plain in (("plain nbgrader", True), ("with vecgrade checks", False)):
+    runs = (("plain nbgrader", True, False), ("checks, unconfined", False, False), ("checks, confined", False, True))
+    for label, plain, confined in runs:
         shutil.rmtree(course.root / "autograded", ignore_errors=True)
         start = time.perf_counter()
-        results = grade_class(course, args.assignment, students, plain=plain)
+        results = grade_class(course, args.assignment, students, plain=plain, confined=confined)
         elapsed = time.perf_counter() - start
         per_notebook[label] = elapsed / len(students)
         ok = sum(r.success for r in results)
-        print(f"{label:22s} {per_notebook[label]:6.2f} s per notebook ({len(students)} notebooks, {ok} graded, "
+        print(f"{label:20s} {per_notebook[label]:6.2f} s per notebook ({len(students)} notebooks, {ok} graded, "
               f"torch threads {torch.get_num_threads()})")
-    print(f"ratio: {per_notebook['with vecgrade checks'] / per_notebook['plain nbgrader']:.2f}x")
+    for label, *_ in runs[1:]:
+        print(f"{label} / plain nbgrader: {per_notebook[label] / per_notebook['plain nbgrader']:.2f}x")
+    print(f"confinement adds {per_notebook['checks, confined'] - per_notebook['checks, unconfined']:+.2f} s per notebook")
 
 
 if __name__ == "__main__":

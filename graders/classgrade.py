@@ -5,6 +5,7 @@ A submission that nbgrader cannot grade is reported and the batch goes on.
 """
 from __future__ import annotations
 
+import csv
 import time
 import warnings
 from dataclasses import dataclass
@@ -32,12 +33,12 @@ def _reason(result: dict) -> str:
 
 
 def grade_class(course: Course, assignment: str, students: list[str], plain: bool = False,
-                console: Console | None = None) -> list[StudentResult]:
+                console: Console | None = None, confined: bool = True) -> list[StudentResult]:
     results = []
     warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader 0.9.6's own session bookkeeping
     columns = (TextColumn("[bold]autograde {task.fields[assignment]}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("{task.fields[student]}"))
-    with course.api(plain) as api, Progress(*columns, console=console, transient=False) as progress:
+    with course.api(plain, confined) as api, Progress(*columns, console=console, transient=False) as progress:
         task = progress.add_task("grade", total=len(students), assignment=assignment, student="")
         for student in students:
             progress.update(task, student=student)
@@ -49,4 +50,36 @@ def grade_class(course: Course, assignment: str, students: list[str], plain: boo
             ok = bool(result.get("success"))
             results.append(StudentResult(student, ok, time.perf_counter() - start, "" if ok else _reason(result)))
             progress.advance(task)
+    record_ungraded(course, assignment, results)
     return results
+
+
+UNGRADED = "ungraded.csv"
+
+
+def record_ungraded(course: Course, assignment: str, results: list[StudentResult]) -> None:
+    """Keep ``ungraded.csv`` (student, assignment, reason) current: the "could not grade" record.
+
+    nbgrader writes no grade rows for a submission it could not grade, so the
+    record of why lives here; a later successful grading removes the row.
+    """
+    path = course.root / UNGRADED
+    rows = []
+    if path.exists():
+        with open(path, newline="") as f:
+            rows = [r for r in csv.DictReader(f) if r["assignment"] != assignment
+                    or r["student"] not in {x.student for x in results}]
+    rows += [{"student": r.student, "assignment": assignment, "reason": r.reason} for r in results if not r.success]
+    if rows or path.exists():
+        with open(path, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=["student", "assignment", "reason"])
+            writer.writeheader()
+            writer.writerows(rows)
+
+
+def ungraded(course: Course, assignment: str) -> dict[str, str]:
+    path = course.root / UNGRADED
+    if not path.exists():
+        return {}
+    with open(path, newline="") as f:
+        return {r["student"]: r["reason"] for r in csv.DictReader(f) if r["assignment"] == assignment}

@@ -115,6 +115,9 @@ def report(assignment: str, course: Path = COURSE,
         table.add_row(student, *cells, f"{total:g}")
         rows.append([student] + [s[ex.grade_id(p)] for ex in a.exercises for p in PARTS] + [total])
     console.print(table)
+    from graders.classgrade import ungraded
+    for student, reason in sorted(ungraded(c, assignment).items()):
+        console.print(f"[red]could not grade {student}[/red]: {reason}")
     if csv_path:
         with open(csv_path, "w", newline="") as f:
             writer = csv.writer(f)

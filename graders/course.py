@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -10,6 +11,13 @@ from nbgrader.apps import NbGraderAPI
 from traitlets.config.loader import PyFileConfigLoader
 
 from graders.exercise import PARTS, Assignment, load_course
+
+
+def _put_scripts_on_path() -> None:
+    """nbgrader runs `alembic` from PATH; from an unactivated venv it is only beside our interpreter."""
+    scripts = os.path.dirname(sys.executable)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
 
 
 class Course:
@@ -26,20 +34,25 @@ class Course:
     def db_url(self) -> str:
         return "sqlite:///" + str(self.root / "gradebook.db")
 
-    def config(self, plain: bool = False):
+    def config(self, plain: bool = False, confined: bool = True):
+        """The course's nbgrader config; for benchmarks, ``plain`` drops vecgrade's steps and
+        ``confined=False`` turns the sandbox off."""
         config = PyFileConfigLoader("nbgrader_config.py", path=str(self.root)).load_config()
-        if plain:  # nbgrader's own pipeline, without vecgrade's step (for benchmarks only)
+        if plain:
             for key in ("autograde_preprocessors", "sanitize_preprocessors"):
                 config.Autograde.pop(key, None)
+        if not confined:
+            config.Sandbox.enabled = False
         return config
 
     @contextmanager
-    def api(self, plain: bool = False):
+    def api(self, plain: bool = False, confined: bool = True):
         """nbgrader's API, run with the course root as working directory."""
+        _put_scripts_on_path()
         old = os.getcwd()
         os.chdir(self.root)
         try:
-            yield NbGraderAPI(config=self.config(plain))
+            yield NbGraderAPI(config=self.config(plain, confined))
         finally:
             os.chdir(old)
 

@@ -86,7 +86,7 @@ def run_demo(directory: Path, assignment_name: str, console: Console) -> int:
         for step, call in (("generate_assignment", api.generate_assignment), ("release_assignment", api.release_assignment)):
             result = call(assignment_name)
             if not result["success"]:
-                console.print(f"[red]nbgrader {step} failed:[/red]\n{result.get('error') or result.get('log')}")
+                console.print(f"[red]nbgrader {step} failed:[/red]\n{result.get('log', '')}\n{result.get('error', '')}")
                 return 1
     console.print(f"[bold]3. nbgrader generate_assignment + release_assignment[/bold] {assignment_name}")
     students = submit_class(course, assignment_name)

@@ -11,6 +11,7 @@ Run as ``python -m graders.worker FD``; FD is a socket the parent passed in.
 """
 from __future__ import annotations
 
+import linecache
 import os
 import sys
 
@@ -41,7 +42,11 @@ class Worker:
         for label, source in cells:
             try:
                 from IPython.core.inputtransformer2 import TransformerManager
-                code = compile(TransformerManager().transform_cell(source), f"<{label}>", "exec")
+                source = TransformerManager().transform_cell(source)
+                filename = f"<{label}>"
+                # like IPython: keep the cell's source, so inspect (and TorchScript) can read it
+                linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+                code = compile(source, filename, "exec")
                 exec(code, self.namespace)
             except BaseException as exc:  # noqa: BLE001 - a student's cell may raise anything
                 if isinstance(exc, KeyboardInterrupt):
@@ -128,6 +133,8 @@ def main() -> None:
     import torch
     torch.set_num_threads(1)
     conn = Connection(int(sys.argv[1]))
+    # a forked child would share the grader's socket: it dies at once instead
+    os.register_at_fork(after_in_child=lambda: os._exit(70))
     # what the student prints must not reach the protocol: stdout and stderr go nowhere
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)

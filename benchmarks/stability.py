@@ -1,0 +1,56 @@
+"""How many verdicts change when the demo class is graded again and again under load.
+
+Grades the demo class N times (default 10) while another process keeps a
+core busy, and prints, per run, how many (student, grade cell) scores differ
+from the first run. The goal is 0: thresholds leave room for noise.
+
+    python benchmarks/stability.py [--runs 10] [--dir /tmp/vecgrade-stability]
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from graders.build import write_source
+from graders.classgrade import grade_class
+from graders.demo import make_course, submit_class
+
+BUSY = "while True: pass"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/vecgrade-stability"))
+    parser.add_argument("--assignment", default="broadcasting")
+    args = parser.parse_args()
+    course = make_course(args.dir)
+    assignment = course.assignments[args.assignment]
+    write_source(course.root, assignment)
+    with course.api() as api:
+        assert api.generate_assignment(args.assignment)["success"]
+    students = submit_class(course, args.assignment)
+    load = subprocess.Popen([sys.executable, "-c", BUSY])
+    try:
+        first, changed_total = None, 0
+        for run in range(1, args.runs + 1):
+            start = time.perf_counter()
+            grade_class(course, args.assignment, students)
+            scores = course.part_scores(assignment)
+            if first is None:
+                first = scores
+            changed = [(s, g) for s in scores for g in scores[s] if scores[s][g] != first.get(s, {}).get(g)]
+            changed_total += len(changed)
+            print(f"run {run:2d}: {len(changed)} verdicts differ from run 1 "
+                  f"({time.perf_counter() - start:.0f} s) {changed[:5]}", flush=True)
+    finally:
+        load.kill()
+    cells = sum(len(v) for v in first.values())
+    print(f"{changed_total} changed verdicts in {args.runs - 1} reruns of {cells} grade cells, with one core kept busy")
+
+
+if __name__ == "__main__":
+    main()
