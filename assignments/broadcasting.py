@@ -148,7 +148,7 @@ return the `[N, M]` matrix of squared Euclidean distances:
     loop_hint="build the [N, M] result with broadcasting instead",
     count_sizes=(4, 16),
     bench_size=20,
-    speedup=20,
+    speedup=15,
     ref_factor=10,
 )
 
@@ -216,7 +216,7 @@ divide by the column's population standard deviation plus `eps`,
     loop_hint="compute the column statistics with reductions over axis 0 instead",
     count_sizes=(4, 16),
     bench_size=24,
-    speedup=20,
+    speedup=10,
     ref_factor=10,
 )
 
@@ -280,7 +280,7 @@ are not allowed (in any namespace).""",
     loop_hint="work on whole rows with reductions along axis 1 instead",
     count_sizes=(4, 16),
     bench_size=24,
-    speedup=20,
+    speedup=10,
     ref_factor=10,
 )
 

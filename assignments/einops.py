@@ -421,7 +421,7 @@ The inputs may be floats or integers, and may be negative. `max_pool*` and
     loop_hint="split each spatial axis into (blocks, 2) and reduce the window axes instead",
     count_sizes=(4, 16),
     bench_size=6,
-    speedup=20,
+    speedup=12,
     ref_factor=10,
 )
 

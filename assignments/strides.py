@@ -134,7 +134,7 @@ their `K` storage positions as an int64 tensor of shape `[K]`. `K` may be 0.""",
     loop_hint="multiply `indices` by a stride tensor and reduce instead",
     count_sizes=(4, 16),
     bench_size=128,
-    speedup=30,
+    speedup=15,
     ref_factor=10,
     points=Points(correct=2, vectorized=1, fast=1),
 )
@@ -207,7 +207,7 @@ Do not build a tensor of that shape: it may be far too large to allocate.""",
     loop_hint="use a running product (`cumprod`) over the sizes instead",
     count_sizes=(4, 16),
     bench_size=160,
-    speedup=15,
+    speedup=12,
     ref_factor=10,
 )
 
@@ -319,7 +319,7 @@ e.g. by `tensordot`, `F.linear` or `.mH`).""",
     loop_hint="compute every output position's source offset with tensor arithmetic (or build the view) instead",
     count_sizes=(4, 16),
     bench_size=48,
-    speedup=10,
+    speedup=8,
     ref_factor=10,
 )
 

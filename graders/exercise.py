@@ -101,7 +101,7 @@ class Exercise:
         return textwrap.dedent(inspect.getsource(self.loop))
 
     def reference_body(self) -> str:
-        """The reference without its ``def`` line (and docstring kept out of the notebook)."""
+        """The reference's body (everything after its ``def`` line): what goes between the solution markers."""
         src = self.reference_source().splitlines()
         start = next(i for i, line in enumerate(src) if line.startswith("def "))
         return "\n".join(src[start + 1:])

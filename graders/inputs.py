@@ -12,13 +12,13 @@ import torch
 LAYOUTS = ("contiguous", "transposed", "sliced")
 
 
-def _lay_out(t: torch.Tensor, layout: str, gen: torch.Generator) -> torch.Tensor:
+def _lay_out(t: torch.Tensor, layout: str) -> torch.Tensor:
     """Return a tensor equal to ``t`` but stored as ``layout`` says."""
     if layout == "contiguous" or t.dim() == 0:
         return t
     if layout == "transposed":
         if t.dim() == 1:
-            return _lay_out(t, "sliced", gen)
+            return _lay_out(t, "sliced")
         # store with the last two dims swapped, then view back: same values, non-contiguous
         return t.transpose(-1, -2).contiguous().transpose(-1, -2)
     if layout == "sliced":
@@ -36,12 +36,12 @@ def rand(gen: torch.Generator, *shape: int, dtype=torch.float32, layout="contigu
         t = torch.randn(*shape, generator=gen, dtype=torch.float64) * scale
     else:
         t = torch.rand(*shape, generator=gen, dtype=torch.float64) * scale + low
-    return _lay_out(t.to(dtype), layout, gen)
+    return _lay_out(t.to(dtype), layout)
 
 
 def randint(gen: torch.Generator, low: int, high: int, *shape: int, layout="contiguous") -> torch.Tensor:
     t = torch.randint(low, high, shape, generator=gen, dtype=torch.int64)
-    return _lay_out(t, layout, gen)
+    return _lay_out(t, layout)
 
 
 def pick(gen: torch.Generator, options):

@@ -71,9 +71,6 @@ class Finding:
     what: str
     why: str
 
-    def message(self) -> str:
-        return f"{self.cell}, line {self.line}: {self.what}; {self.why}"
-
 
 @dataclass
 class _Unit:
