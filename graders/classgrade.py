@@ -6,6 +6,7 @@ A submission that nbgrader cannot grade is reported and the batch goes on.
 from __future__ import annotations
 
 import csv
+import re
 import time
 import warnings
 from dataclasses import dataclass
@@ -27,9 +28,11 @@ class StudentResult:
 
 
 def _reason(result: dict) -> str:
-    text = (result.get("error") or result.get("log") or "").strip().splitlines()
-    errors = [line for line in text if "ERROR" in line or "Error" in line]
-    return (errors or text or ["unknown error"])[-1][:300]
+    """The most specific error line nbgrader logged (its own wrapper exception says nothing)."""
+    lines = f"{result.get('log', '')}\n{result.get('error', '')}".splitlines()
+    errors = [line.strip() for line in lines if re.match(r"\s*[\w.]*(Error|Exception)\b", line)
+              and "NbGraderException" not in line]
+    return (errors or [line.strip() for line in lines if line.strip()] or ["unknown error"])[-1][:300]
 
 
 def grade_class(course: Course, assignment: str, students: list[str], plain: bool = False,

@@ -5,6 +5,11 @@ it, but only finds that cell if it is itself a grade or solution cell; in
 this course it is usually the locked examples cell, and nbgrader fails with a
 ``KeyError`` that drops the whole submission. Here the cell goes after the
 nearest earlier source cell still present (any cell with a ``grade_id``).
+
+It also survives a pasted copy of a graded cell: nbgrader's ``DeduplicateIds``
+strips the copy's ``grade_id`` but leaves its ``nbgrader`` metadata, which
+``OverwriteCells`` then trips on (``KeyError: 'grade_id'``). Such a copy is an
+ordinary cell of the student's, and is treated as one.
 """
 from __future__ import annotations
 
@@ -16,6 +21,13 @@ def _grade_id(cell) -> str | None:
 
 
 class RestoreGradeCells(OverwriteCells):
+    def preprocess(self, nb, resources):
+        for cell in nb.cells:
+            meta = cell.get("metadata", {})
+            if "nbgrader" in meta and "grade_id" not in meta["nbgrader"]:
+                del meta["nbgrader"]
+        return super().preprocess(nb, resources)
+
     def add_missing_grade_cells(self, nb, resources):
         source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
         source_cells = source_nb.source_cells

@@ -66,6 +66,14 @@ def _duplicate_ids(nb):
     return nb
 
 
+def _duplicate_answer(nb):
+    answer = next(i for i, c in enumerate(nb.cells) if _grade_id(c) == "batch_outer_answer")
+    copy = nbformat.from_dict(json.loads(json.dumps(nb.cells[answer])))
+    copy["id"] = "pasted"
+    nb.cells.insert(answer + 1, copy)
+    return nb
+
+
 def _drop_answer_cell(nb):
     nb.cells = [c for c in nb.cells if _grade_id(c) != "batch_outer_answer"]
     return nb
@@ -213,5 +221,12 @@ CASES = [
     Case("duplicate_cell_ids", "every cell has the same id", REF, FULL, tamper=_duplicate_ids),
     Case("answer_cell_moved", "deleted the answer cell and answered in a new one", None, FULL,
          extra=[REF], tamper=_drop_answer_cell),
+    Case("duplicate_grade_ids", "pasted a copy of the answer cell, grade id and all", REF, FULL,
+         tamper=_duplicate_answer),
     Case("not_json", "a file that is not a notebook", None, None, raw="{ this is not json"),
+    # -- noise that plain nbgrader would punish ---------------------------------------------------------
+    Case("stderr_warning", "a right answer whose torch call warns on stderr",
+         "def batch_outer(a):\n    a = torch.tensor(a)\n    return a[:, :, None] * a[:, None, :]\n", FULL),
+    Case("segfault", "crashes the interpreter", "import ctypes\ndef batch_outer(a):\n    return ctypes.string_at(0)\n",
+         NOTHING),
 ]
