@@ -52,5 +52,7 @@ c.Autograde.autograde_preprocessors = [
 c.TrustedVerdicts.assignments_dir = os.path.join(here, "assignments")
 c.TrustedVerdicts.call_timeout = 5.0
 c.TrustedVerdicts.load_timeout = 60.0
-c.TrustedVerdicts.memory_limit_mb = 6144
-c.TrustedVerdicts.cpu_limit_s = 300
+# limits of the processes that run student code: kernel and worker inside the jail, the worker alone without it
+c.Sandbox.memory_mb = 6144
+c.Sandbox.cpu_s = 300
+c.Sandbox.file_mb = 16

@@ -23,7 +23,6 @@ from graders.exercise import PARTS, load_assignment
 from graders.grading import grade_submission
 from graders.notebook import submission_cells
 from graders.sandbox import Sandbox
-from graders.session import Limits
 
 ERROR_NAMES = {"correct": "Incorrect", "vectorized": "NotVectorized", "fast": "TooSlow"}
 
@@ -44,8 +43,6 @@ class TrustedVerdicts(NbGraderPreprocessor):
                    help="Seed of the hidden cases; None draws a new one for each grading run").tag(config=True)
     call_timeout = Float(10.0, help="Seconds one call of a student's function may take").tag(config=True)
     load_timeout = Float(60.0, help="Seconds to start a worker and run the notebook's cells").tag(config=True)
-    memory_limit_mb = Integer(6144, help="Address-space limit of a worker process").tag(config=True)
-    cpu_limit_s = Integer(300, help="CPU-time limit of a worker process").tag(config=True)
 
     _run_seed: int | None = None
 
@@ -64,9 +61,8 @@ class TrustedVerdicts(NbGraderPreprocessor):
             self.log.warning("vecgrade: no definitions at %s; grade cells left to nbgrader", path)
             return nb, resources
         assignment = load_assignment(path)
-        limits = Limits(memory_bytes=self.memory_limit_mb * 1024 ** 2, cpu_seconds=self.cpu_limit_s,
-                        start_timeout=self.load_timeout)
         sandbox = Sandbox(parent=self)
+        limits = sandbox.limits(start_timeout=self.load_timeout)
         confined, status = sandbox.status()
         (self.log.info if confined else self.log.warning)("vecgrade: %s", status)
         try:

@@ -21,6 +21,7 @@ from traitlets import Bool, Integer, List, Unicode
 from traitlets.config import Configurable
 
 import graders
+from graders.session import Limits
 
 KIT_ROOT = Path(graders.__file__).resolve().parent.parent
 
@@ -44,9 +45,10 @@ class Sandbox(Configurable):
     """Confinement of student code (set ``Sandbox.enabled = False`` to grade unconfined)."""
 
     enabled = Bool(True, help="Confine student code when the machine allows it").tag(config=True)
-    memory_mb = Integer(6144, help="Address-space limit of a confined process").tag(config=True)
-    cpu_s = Integer(300, help="CPU-time limit of a confined process, in seconds").tag(config=True)
-    file_mb = Integer(16, help="Largest file a confined process may write").tag(config=True)
+    # the limits apply to every process running student code, confined or not
+    memory_mb = Integer(6144, help="Address-space limit of a student process").tag(config=True)
+    cpu_s = Integer(300, help="CPU-time limit of a student process, in seconds").tag(config=True)
+    file_mb = Integer(16, help="Largest file a student process may write").tag(config=True)
     nproc = Integer(256, help="Process limit of the unprivileged user (root only)").tag(config=True)
     hide = List(Unicode(), help="Extra folders to hide from student code").tag(config=True)
     course_root = Unicode("", help="The course directory (hidden from student code)").tag(config=True)
@@ -61,6 +63,11 @@ class Sandbox(Configurable):
             return False, f"sandbox off: {problem}; only resource limits apply"
         who = "as nobody" if root else "in a user namespace, as the grader's user"
         return True, f"sandbox on: {who}, no network, own PIDs, course and kit hidden, rlimits"
+
+    def limits(self, start_timeout: float) -> Limits:
+        """The same limits as rlimits set at spawn, for when the jail is off."""
+        return Limits(memory_bytes=self.memory_mb * 1024 ** 2, cpu_seconds=self.cpu_s,
+                      file_bytes=self.file_mb * 1024 ** 2, start_timeout=start_timeout)
 
     def hidden_paths(self) -> list[str]:
         paths = [self.course_root, str(KIT_ROOT), tempfile.gettempdir(), "/tmp", "/root", "/home",

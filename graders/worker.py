@@ -38,11 +38,12 @@ class Worker:
 
     # each handler returns a dict of plain values
     def load(self, cells):
+        from IPython.core.inputtransformer2 import TransformerManager
+        transformer = TransformerManager()
         errors = []
         for label, source in cells:
             try:
-                from IPython.core.inputtransformer2 import TransformerManager
-                source = TransformerManager().transform_cell(source)
+                source = transformer.transform_cell(source)
                 filename = f"<{label}>"
                 # like IPython: keep the cell's source, so inspect (and TorchScript) can read it
                 linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
