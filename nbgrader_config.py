@@ -2,7 +2,7 @@
 
 Plain nbgrader, with one step added to autograding: ``TrustedVerdicts``
 replaces the output of every vecgrade grade cell by a verdict decided outside
-the student's kernel (see graders/preprocessor.py).
+the student's kernel (see graders/pipeline/verdicts.py).
 """
 import os
 
@@ -10,9 +10,9 @@ from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds,
                                     IgnorePattern, LimitOutput, OverwriteKernelspec, SaveAutoGrades)
 
-from graders.execute import ResilientExecute
-from graders.preprocessor import TrustedVerdicts
-from graders.restore import RestoreGradeCells
+from graders.pipeline.execute import ResilientExecute
+from graders.pipeline.verdicts import TrustedVerdicts
+from graders.pipeline.restore import RestoreGradeCells
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
 here = os.path.dirname(os.path.abspath(__file__))

@@ -6,8 +6,8 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 """
 import torch
 
-from graders.exercise import Assignment, Case, Example, Exercise, Points
-from graders.inputs import rand, randint
+from graders.model.exercise import Assignment, Case, Example, Exercise, Points
+from graders.model.inputs import rand, randint
 
 LESSON = """\
 # Broadcasting: loops without loops

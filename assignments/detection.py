@@ -7,8 +7,8 @@ ground-truth boxes, and RoI Align. ``vecgrade build`` turns this file into
 """
 import torch
 
-from graders.exercise import Assignment, Case, Example, Exercise, Points
-from graders.inputs import pick, rand, randint
+from graders.model.exercise import Assignment, Case, Example, Exercise, Points
+from graders.model.inputs import pick, rand, randint
 
 LESSON = """\
 # Applications: boxes, anchors and RoI Align
@@ -62,7 +62,7 @@ and samples more than one pixel outside read 0.
 # ------------------------------------------------------------------------- input helpers
 
 def _lay(t, layout):
-    """``t`` stored non-contiguously (``layout`` as in ``graders.inputs``), same values."""
+    """``t`` stored non-contiguously (``layout`` as in ``graders.model.inputs``), same values."""
     if layout == "transposed":
         return t.transpose(-1, -2).contiguous().transpose(-1, -2)
     if layout == "sliced":

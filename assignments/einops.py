@@ -11,8 +11,8 @@ import torch
 import einops
 from einops import rearrange, reduce  # noqa: F401 - names of the preamble, used by students
 
-from graders.exercise import Assignment, Case, Example, Exercise, Points
-from graders.inputs import rand, randint
+from graders.model.exercise import Assignment, Case, Example, Exercise, Points
+from graders.model.inputs import rand, randint
 
 PREAMBLE = "import torch\nimport einops\nfrom einops import rearrange, reduce"
 

@@ -6,8 +6,8 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 """
 import torch
 
-from graders.exercise import Assignment, Case, Example, Exercise
-from graders.inputs import pick, rand, randint
+from graders.model.exercise import Assignment, Case, Example, Exercise
+from graders.model.inputs import pick, rand, randint
 
 LESSON = """\
 # Scatter: writing through an index

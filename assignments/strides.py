@@ -6,8 +6,8 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 """
 import torch
 
-from graders.exercise import Assignment, Case, Example, Exercise, Points
-from graders.inputs import pick, rand, randint
+from graders.model.exercise import Assignment, Case, Example, Exercise, Points
+from graders.model.inputs import pick, rand, randint
 
 LESSON = """\
 # Strides: how a flat buffer becomes an N-d tensor

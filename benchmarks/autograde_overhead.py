@@ -16,9 +16,9 @@ from pathlib import Path
 
 import torch
 
-from graders.build import write_source
-from graders.classgrade import grade_class
-from graders.demo import make_course, submit_class
+from graders.course.build import write_source
+from graders.course.grade import grade_class
+from graders.course.demo import make_course, submit_class
 
 
 def main() -> None:

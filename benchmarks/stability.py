@@ -14,9 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-from graders.build import write_source
-from graders.classgrade import grade_class
-from graders.demo import make_course, submit_class
+from graders.course.build import write_source
+from graders.course.grade import grade_class
+from graders.course.demo import make_course, submit_class
 
 BUSY = "while True: pass"
 

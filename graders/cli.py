@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from graders.exercise import PARTS
+from graders.model.exercise import PARTS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Build, check and grade the vecgrade course (plain nbgrader underneath).")
@@ -19,7 +19,7 @@ COURSE = typer.Option(Path("."), "--course", "-c", help="Course directory (holds
 
 
 def _course(root: Path):
-    from graders.course import Course
+    from graders.course.directory import Course
     try:
         return Course(root)
     except FileNotFoundError as exc:
@@ -30,7 +30,7 @@ def _course(root: Path):
 @app.command()
 def build(course: Path = COURSE, check: bool = typer.Option(False, help="Only check that source/ is up to date.")):
     """Write source/<assignment>/<assignment>.ipynb from assignments/."""
-    from graders.build import notebook_path, render, write_source
+    from graders.course.build import notebook_path, render, write_source
     c = _course(course)
     stale = []
     for assignment in c.assignments.values():
@@ -50,7 +50,7 @@ def validate(assignments: Optional[list[str]] = typer.Argument(None, help="Assig
              exercise: Optional[list[str]] = typer.Option(None, "--exercise", "-e", help="Only these exercises."),
              course: Path = COURSE, seed: int = typer.Option(0, help="Seed of the hidden cases.")):
     """Reference passes all parts, loop version fails vectorized, stub fails correct."""
-    from graders.validate import validate_assignment
+    from graders.course.validate import validate_assignment
     c = _course(course)
     chosen = assignments or list(c.assignments)
     table = Table(title="vecgrade validate")
@@ -83,7 +83,7 @@ def grade(assignment: str, course: Path = COURSE,
           student: Optional[list[str]] = typer.Option(None, "--student", "-s", help="Only these students."),
           plain: bool = typer.Option(False, help="nbgrader's pipeline without vecgrade's checks (benchmarks only).")):
     """Autograde every submission of ASSIGNMENT through nbgrader, with a progress bar."""
-    from graders.classgrade import grade_class
+    from graders.course.grade import grade_class
     c = _course(course)
     results = grade_class(c, assignment, student or c.submitted_students(assignment), plain=plain, console=console)
     bad = [r for r in results if not r.success]
@@ -115,7 +115,7 @@ def report(assignment: str, course: Path = COURSE,
         table.add_row(student, *cells, f"{total:g}")
         rows.append([student] + [s[ex.grade_id(p)] for ex in a.exercises for p in PARTS] + [total])
     console.print(table)
-    from graders.classgrade import ungraded
+    from graders.course.grade import ungraded
     for student, reason in sorted(ungraded(c, assignment).items()):
         console.print(f"[red]could not grade {student}[/red]: {reason}")
     if csv_path:
@@ -130,7 +130,7 @@ def report(assignment: str, course: Path = COURSE,
 def demo(directory: Path = typer.Option(Path("demo-course"), "--dir", help="Fresh course directory to create."),
          assignment: str = typer.Option("broadcasting", help="Assignment to run the demo class on.")):
     """Fresh course -> build -> release -> a simulated class -> autograde -> feedback -> CSV -> table."""
-    from graders.demo import run_demo
+    from graders.course.demo import run_demo
     sys.exit(run_demo(directory, assignment, console))
 
 

@@ -187,8 +187,8 @@ CASES = [
          extra=["import time, timeit\ntime.perf_counter = lambda: 0.0\ntime.monotonic = lambda: 0.0\n"
                 "timeit.default_timer = lambda: 0.0\n"]),
     Case("patch_checker", "loops, with the checker's functions patched", LOOP, CORRECT_ONLY,
-         extra=["import graders.checks as gc\ngc._grows = lambda *a: False\n"
-                "gc.ExerciseChecks.fast = lambda self: None\nimport graders.static as st\n"
+         extra=["import graders.checks.parts as gc\ngc._grows = lambda *a: False\n"
+                "gc.ExerciseChecks.fast = lambda self: None\nimport graders.checks.static as st\n"
                 "st.Submission.iteration_findings = lambda *a, **k: []\n"]),
     Case("caching", "returns what it returned before for the same shape",
          "CACHE = {}\ndef batch_outer(a):\n    key = tuple(a.shape)\n    if key not in CACHE:\n"

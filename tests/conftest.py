@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from graders.exercise import load_assignment
+from graders.model.exercise import load_assignment
 
 ROOT = Path(__file__).resolve().parent.parent
 

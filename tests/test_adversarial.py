@@ -12,10 +12,10 @@ import pytest
 from nbgrader.api import Gradebook
 
 from adversarial import CASES
-from graders.build import write_source
-from graders.classgrade import UNGRADED, grade_class
-from graders.demo import make_course
-from graders.exercise import PARTS
+from graders.course.build import write_source
+from graders.course.grade import UNGRADED, grade_class
+from graders.course.demo import make_course
+from graders.model.exercise import PARTS
 
 
 @pytest.fixture(scope="module")

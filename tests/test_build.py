@@ -6,9 +6,9 @@ import nbformat
 import pytest
 
 from conftest import ROOT
-from graders.build import build_notebook, notebook_path, render
-from graders.exercise import PARTS, load_course
-from graders.selfcheck import check_loops, expect
+from graders.course.build import build_notebook, notebook_path, render
+from graders.model.exercise import PARTS, load_course
+from graders.student.selfcheck import check_loops, expect
 
 COURSE = load_course(ROOT / "assignments")
 
@@ -54,8 +54,8 @@ def test_grade_cells_hold_no_code_and_the_reference_stays_inside_the_solution_ma
 
 def test_released_notebook_has_stubs_and_runs_its_examples(tmp_path, broadcasting):
     """Execute the student's release notebook: examples report 'not implemented', nothing crashes."""
-    from graders.demo import make_course
-    from graders.build import write_source
+    from graders.course.demo import make_course
+    from graders.course.build import write_source
     course = make_course(tmp_path / "course")
     write_source(course.root, broadcasting)
     with course.api() as api:

@@ -5,11 +5,11 @@ import pytest
 import torch
 
 from conftest import program
-from graders.checks import ExerciseChecks, Timeouts
-from graders.exercise import Assignment, Case, Exercise
-from graders.grading import grade_submission, reference_worker
-from graders.session import Limits, WorkerSession
-from graders.static import Submission
+from graders.checks.parts import ExerciseChecks, Timeouts
+from graders.model.exercise import Assignment, Case, Exercise
+from graders.checks.submission import grade_submission, reference_worker
+from graders.sandbox.session import Limits, WorkerSession
+from graders.checks.static import Submission
 
 REF = "def batch_outer(a):\n    return a[:, :, None] * a[:, None, :]\n"
 LOOP = ("def batch_outer(a):\n    B, F = a.shape\n    out = torch.empty(B, F, F, dtype=a.dtype)\n"

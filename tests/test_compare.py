@@ -1,7 +1,7 @@
 """Output comparison: each kind of difference is caught and described; equal outputs pass."""
 import torch
 
-from graders.compare import describe_args, mismatch
+from graders.checks.compare import describe_args, mismatch
 
 
 def test_equal_outputs_pass():

@@ -4,10 +4,10 @@ import shutil
 import pytest
 
 from conftest import ROOT
-from graders.build import write_source
-from graders.classgrade import grade_class
-from graders.demo import make_course
-from graders.exercise import PARTS, load_course
+from graders.course.build import write_source
+from graders.course.grade import grade_class
+from graders.course.demo import make_course
+from graders.model.exercise import PARTS, load_course
 
 COURSE = load_course(ROOT / "assignments")
 

@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from graders.exercise import load_assignment
-from graders.inputs import LAYOUTS, rand
+from graders.model.exercise import load_assignment
+from graders.model.inputs import LAYOUTS, rand
 
 A = load_assignment(Path(__file__).resolve().parent.parent / "assignments" / "broadcasting.py")
 

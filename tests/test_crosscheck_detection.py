@@ -18,8 +18,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from graders.exercise import load_assignment
-from graders.grading import grade_submission
+from graders.model.exercise import load_assignment
+from graders.checks.submission import grade_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = load_assignment(ROOT / "assignments" / "detection.py")

@@ -19,11 +19,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from graders.checks import ExerciseChecks
-from graders.exercise import load_assignment
-from graders.grading import exercise_seed, grade_submission
-from graders.session import WorkerSession
-from graders.static import Submission
+from graders.checks.parts import ExerciseChecks
+from graders.model.exercise import load_assignment
+from graders.checks.submission import exercise_seed, grade_submission
+from graders.sandbox.session import WorkerSession
+from graders.checks.static import Submission
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = load_assignment(ROOT / "assignments" / "einops.py")

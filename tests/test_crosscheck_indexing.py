@@ -15,10 +15,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from graders.compare import mismatch
-from graders.exercise import load_assignment
-from graders.grading import grade_submission
-from graders.inputs import rand, randint
+from graders.checks.compare import mismatch
+from graders.model.exercise import load_assignment
+from graders.checks.submission import grade_submission
+from graders.model.inputs import rand, randint
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = load_assignment(ROOT / "assignments" / "indexing.py")

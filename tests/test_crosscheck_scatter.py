@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from graders.exercise import load_assignment
-from graders.grading import grade_submission
+from graders.model.exercise import load_assignment
+from graders.checks.submission import grade_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = load_assignment(ROOT / "assignments" / "scatter.py")

@@ -7,11 +7,11 @@ keep its honest marks.
 import pytest
 from nbgrader.api import Gradebook
 
-from graders.build import write_source
-from graders.classgrade import grade_class
-from graders.demo import make_course, submit_class
-from graders.exercise import PARTS
-from graders.roster import CHEAT_CELL, WRONG, Persona, loop_answer, roster
+from graders.course.build import write_source
+from graders.course.grade import grade_class
+from graders.course.demo import make_course, submit_class
+from graders.model.exercise import PARTS
+from graders.course.roster import CHEAT_CELL, WRONG, Persona, loop_answer, roster
 
 NOTHING, CORRECT_ONLY, FULL = (0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (1.0, 1.0, 1.0)
 
@@ -29,7 +29,7 @@ TAMPERING = {
                          "    def visit_Raise(self, node):\n        return ast.Pass()\n"
                          "get_ipython().ast_transformers.append(NoAsserts())\n", "wrong", NOTHING),
     "fake_graders": ("import sys, types\nfake = types.ModuleType('graders')\nfake.check = lambda *a, **k: True\n"
-                     "sys.modules['graders'] = fake\nsys.modules['graders.checks'] = fake\n", "wrong", NOTHING),
+                     "sys.modules['graders'] = fake\nsys.modules['graders.checks.parts'] = fake\n", "wrong", NOTHING),
     "equal_to_anything": (CHEAT_CELL, "anything", NOTHING),
     "prints_passed": ("print('All tests passed!')\nprint('correct: passed. 2 / 2')\n", "wrong", NOTHING),
 }
@@ -55,7 +55,7 @@ def graded(tmp_path_factory, broadcasting, monkeypatch_module):
     with course.api() as api:
         assert api.generate_assignment("broadcasting")["success"]
     people = roster() + tampering_personas()
-    monkeypatch_module.setattr("graders.demo.roster", lambda: people)
+    monkeypatch_module.setattr("graders.course.demo.roster", lambda: people)
     students = submit_class(course, "broadcasting")
     results = grade_class(course, "broadcasting", students)
     return course, people, {r.student: r for r in results}

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from graders.sandbox import KIT_ROOT, Sandbox
+from graders.sandbox.policy import KIT_ROOT, Sandbox
 
 PROBE = r'''
 import os, socket

@@ -1,7 +1,7 @@
 """The AST half of "vectorized": every rule fires on code that breaks it and stays quiet on code that does not."""
 import pytest
 
-from graders.static import Submission, summarize
+from graders.checks.static import Submission, summarize
 
 VECTORIZED = "import torch\ndef f(a):\n    return a[:, :, None] * a[:, None, :]\n"
 

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from conftest import ROOT
-from graders.exercise import load_course
-from graders.validate import validate_assignment
+from graders.model.exercise import load_course
+from graders.course.validate import validate_assignment
 
 COURSE = load_course(ROOT / "assignments")
 

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from graders.wire import Opaque, WireError, decode, encode
+from graders.sandbox.wire import Opaque, WireError, decode, encode
 
 
 def test_round_trip_keeps_values_dtypes_and_strides():

@@ -11,14 +11,14 @@ from nbgrader.plugins.export import CsvExportPlugin
 from rich.console import Console
 from rich.table import Table
 
-from graders.build import write_source
-from graders.classgrade import grade_class
-from graders.course import Course
-from graders.exercise import PARTS
-from graders.roster import roster
+from graders import KIT_ROOT
+from graders.course.build import write_source
+from graders.course.grade import grade_class
+from graders.course.directory import Course
+from graders.model.exercise import PARTS
+from graders.course.roster import roster
 
 MARKER = ".vecgrade-demo"
-KIT_ROOT = Path(__file__).resolve().parent.parent
 
 
 def make_course(directory: Path, kit_root: Path = KIT_ROOT) -> Course:

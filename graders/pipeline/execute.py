@@ -13,7 +13,7 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
 from nbgrader.preprocessors.execute import UnresponsiveKernelError
 
-from graders.kernel import SandboxedKernelManager
+from graders.pipeline.kernel import SandboxedKernelManager
 
 
 class ResilientExecute(Execute):

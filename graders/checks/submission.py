@@ -9,10 +9,10 @@ from __future__ import annotations
 import atexit
 import zlib
 
-from graders.checks import ExerciseChecks, Timeouts, Verdict
-from graders.exercise import PARTS, Assignment
-from graders.session import Limits, WorkerFailure, WorkerSession
-from graders.static import Submission
+from graders.checks.parts import ExerciseChecks, Timeouts, Verdict
+from graders.model.exercise import PARTS, Assignment
+from graders.sandbox.session import Limits, WorkerFailure, WorkerSession
+from graders.checks.static import Submission
 
 _reference_workers: dict[str, WorkerSession] = {}
 
@@ -53,7 +53,7 @@ def grade_submission(assignment: Assignment, cells: list[tuple[str, str]], seed:
                      only: list[str] | None = None, sandbox=None) -> dict[str, dict[str, Verdict]]:
     """Verdicts by exercise name and part for the notebook code ``cells`` (label, source).
 
-    ``sandbox`` (a ``graders.sandbox.Sandbox``) confines the student's worker; the
+    ``sandbox`` (a ``graders.sandbox.policy.Sandbox``) confines the student's worker; the
     reference worker runs the course's own code and is never confined.
     """
     submission = Submission(cells)

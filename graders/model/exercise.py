@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 
 import torch
 
-from graders.static import LOOP_HINT
+from graders.checks.static import LOOP_HINT
 
 PARTS = ("correct", "vectorized", "fast")
 

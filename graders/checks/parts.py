@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-from graders.compare import describe_args, mismatch
-from graders.exercise import Case, Exercise
-from graders.session import WorkerFailure, WorkerSession
-from graders.static import Finding, Submission, summarize
+from graders.checks.compare import describe_args, mismatch
+from graders.model.exercise import Case, Exercise
+from graders.sandbox.session import WorkerFailure, WorkerSession
+from graders.checks.static import Finding, Submission, summarize
 
 @dataclass
 class Verdict:

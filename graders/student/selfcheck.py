@@ -10,8 +10,8 @@ from __future__ import annotations
 import inspect
 import textwrap
 
-from graders.compare import mismatch
-from graders.static import LOOP_HINT, Submission, summarize
+from graders.checks.compare import mismatch
+from graders.checks.static import LOOP_HINT, Submission, summarize
 
 
 def expect(call: str, thunk, expected, rtol: float = 1e-5, atol: float = 1e-6) -> None:

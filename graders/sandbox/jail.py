@@ -1,6 +1,6 @@
 """Run one command confined: its own mount, network and PID namespaces, an unprivileged user, rlimits.
 
-    python -m graders.jail [--expose PATH] [--expose-rw PATH] [--hide PATH] [--cwd DIR]
+    python -m graders.sandbox.jail [--expose PATH] [--expose-rw PATH] [--hide PATH] [--cwd DIR]
                            [--memory-mb N] [--cpu-s N] [--file-mb N] [--nproc N] -- COMMAND...
 
 The command sees the machine's system files, but every ``--hide`` folder
@@ -81,7 +81,7 @@ def confine(args: argparse.Namespace) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m graders.jail", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m graders.sandbox.jail", description=__doc__.splitlines()[0])
     p.add_argument("--expose", action="append", default=[])
     p.add_argument("--expose-rw", action="append", default=[])
     p.add_argument("--hide", action="append", default=[])
@@ -102,14 +102,14 @@ def main(argv: list[str] | None = None) -> None:
     if args.command and args.command[0] == "--":
         args.command = args.command[1:]
     if not args.command:
-        sys.exit("graders.jail: no command given")
+        sys.exit("graders.sandbox.jail: no command given")
     if args.inside:
         confine(args)
     argv = list(sys.argv[1:] if argv is None else argv)
     unshare = ["unshare", "--mount", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
     if args.userns:
         unshare[1:1] = ["--user", "--map-root-user"]
-    os.execvp(unshare[0], unshare + [sys.executable, "-m", "graders.jail", "--inside"] + argv)
+    os.execvp(unshare[0], unshare + [sys.executable, "-m", "graders.sandbox.jail", "--inside"] + argv)
 
 
 if __name__ == "__main__":

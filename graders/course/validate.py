@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from graders.checks import Verdict
-from graders.exercise import Assignment, Exercise
-from graders.grading import grade_submission
+from graders.checks.parts import Verdict
+from graders.model.exercise import Assignment, Exercise
+from graders.checks.submission import grade_submission
 
 
 def reference_program(assignment: Assignment) -> list[tuple[str, str]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from nbformat import NotebookNode
 
-from graders.exercise import PARTS, Assignment
+from graders.model.exercise import PARTS, Assignment
 
 
 SETUP_ID = "setup"

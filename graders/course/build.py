@@ -14,10 +14,10 @@ import nbformat
 import torch
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from graders.exercise import PARTS, Assignment, Exercise
-from graders.notebook import SETUP_ID, answer_id, examples_id, loop_id
+from graders.model.exercise import PARTS, Assignment, Exercise
+from graders.model.notebook import SETUP_ID, answer_id, examples_id, loop_id
 
-SETUP = "from graders.selfcheck import expect, check_loops"
+SETUP = "from graders.student.selfcheck import expect, check_loops"
 
 PART_TEXT = {
     "correct": "hidden inputs of several sizes and dtypes, edge cases and non-contiguous inputs; "

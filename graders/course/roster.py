@@ -12,8 +12,8 @@ from typing import Callable
 
 import nbformat
 
-from graders.exercise import Assignment
-from graders.notebook import answer_id
+from graders.model.exercise import Assignment
+from graders.model.notebook import answer_id
 
 WRONG = {
     "batch_outer": "def batch_outer(a):\n    return a[:, None, :] * a[:, None, :]\n",

@@ -1,6 +1,6 @@
 """The trusted side's handle on a worker process.
 
-The grader never imports student code. It starts ``graders.worker`` in a
+The grader never imports student code. It starts ``graders.sandbox.worker`` in a
 child process, sends it arguments, and times the round trip itself, so no
 patch of ``time``, ``torch`` or the worker's own code can change a measured
 time or a compared value. A worker that hangs is killed at the deadline; one
@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
-from graders.wire import WireError, decode, encode
+from graders.sandbox.wire import WireError, decode, encode
 
 MAX_REPLY_BYTES = 256 * 1024 * 1024
 
@@ -61,7 +61,7 @@ class WorkerSession:
     def __init__(self, cells: list[tuple[str, str]], limits: Limits = Limits(), sandbox=None):
         self.cells = list(cells)
         self.limits = limits
-        self.sandbox = sandbox  # a graders.sandbox.Sandbox for student code; None for trusted code
+        self.sandbox = sandbox  # a graders.sandbox.policy.Sandbox for student code; None for trusted code
         self.proc: subprocess.Popen | None = None
         self.conn: Connection | None = None
         self.load_errors: list[str] = []
@@ -81,7 +81,7 @@ class WorkerSession:
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME", "PYTHONPATH")}
         env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1",
                    PYTHONWARNINGS="ignore", TMPDIR=self.scratch.name)
-        command = [sys.executable, "-m", "graders.worker", str(child.fileno())]
+        command = [sys.executable, "-m", "graders.sandbox.worker", str(child.fileno())]
         if self.sandbox is not None:
             command = self.sandbox.wrap(command, scratch=self.scratch.name)
         self.proc = subprocess.Popen(

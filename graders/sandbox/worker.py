@@ -2,12 +2,12 @@
 
 It holds no expected output, no reference code (when it serves a student) and
 no random state: it gets arguments, calls a function, and sends back what
-came out. Everything it sends goes through ``graders.wire``, which carries
+came out. Everything it sends goes through ``graders.sandbox.wire``, which carries
 plain data only: a tensor subclass or any other object the student's code
 returns arrives at the grader as a plain tensor or as a type name, and can
 neither run code there nor answer a comparison.
 
-Run as ``python -m graders.worker FD``; FD is a socket the parent passed in.
+Run as ``python -m graders.sandbox.worker FD``; FD is a socket the parent passed in.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import linecache
 import os
 import sys
 
-from graders.wire import decode, encode
+from graders.sandbox.wire import decode, encode
 
 MAX_ERROR = 300  # characters of a student's exception message that reach feedback
 

@@ -1,4 +1,4 @@
-"""The kernel manager nbgrader's ``Execute`` uses: the student's kernel starts inside ``graders.jail``.
+"""The kernel manager nbgrader's ``Execute`` uses: the student's kernel starts inside ``graders.sandbox.jail``.
 
 The jail has no network, so the kernel talks to nbgrader over ZeroMQ's IPC
 transport: Unix sockets in a folder of its own, the one writable place it is
@@ -12,8 +12,8 @@ import tempfile
 
 from jupyter_client.manager import AsyncKernelManager
 
-from graders.jail import NOBODY
-from graders.sandbox import Sandbox
+from graders.sandbox.jail import NOBODY
+from graders.sandbox.policy import Sandbox
 
 
 class SandboxedKernelManager(AsyncKernelManager):

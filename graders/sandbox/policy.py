@@ -2,7 +2,7 @@
 
 Both places that run a student's code -- nbgrader's kernel and vecgrade's
 worker -- start their process through ``Sandbox.wrap``, which puts it in
-``graders.jail``: no network, its own PIDs, an unprivileged user, resource
+``graders.sandbox.jail``: no network, its own PIDs, an unprivileged user, resource
 limits, and a file system where the course, the kit, /tmp and home folders
 are empty except for the process's own scratch folder and the read-only
 Python install. ``status()`` says what is on, and why something is off.
@@ -21,9 +21,9 @@ from traitlets import Bool, Integer, List, Unicode
 from traitlets.config import Configurable
 
 import graders
-from graders.session import Limits
+from graders import KIT_ROOT
+from graders.sandbox.session import Limits
 
-KIT_ROOT = Path(graders.__file__).resolve().parent.parent
 
 
 @functools.lru_cache(maxsize=None)
@@ -83,7 +83,7 @@ class Sandbox(Configurable):
         confined, _ = self.status()
         if not confined:
             return list(command)
-        argv = [sys.executable, "-m", "graders.jail", "--cwd", cwd or scratch, "--home", scratch,
+        argv = [sys.executable, "-m", "graders.sandbox.jail", "--cwd", cwd or scratch, "--home", scratch,
                 "--memory-mb", str(self.memory_mb), "--cpu-s", str(self.cpu_s),
                 "--file-mb", str(self.file_mb), "--nproc", str(self.nproc)]
         if os.geteuid() != 0:

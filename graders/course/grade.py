@@ -16,7 +16,7 @@ from sqlalchemy.exc import SAWarning
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from graders.course import Course
+from graders.course.directory import Course
 
 
 @dataclass

@@ -10,7 +10,7 @@ from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
 from traitlets.config.loader import PyFileConfigLoader
 
-from graders.exercise import PARTS, Assignment, load_course
+from graders.model.exercise import PARTS, Assignment, load_course
 
 
 def _put_scripts_on_path() -> None:

@@ -2,7 +2,7 @@
 
 It runs after nbgrader's ``Execute`` and before ``SaveAutoGrades``. Whatever
 the student's kernel printed or raised in a grade cell is thrown away: the
-cell's output becomes this step's verdict, decided by ``graders.grading`` in
+cell's output becomes this step's verdict, decided by ``graders.checks.submission`` in
 this (the grader's) process from a worker that runs the student's code. A
 passing part gets a plain output, a failing part an error output, which is
 how ``SaveAutoGrades`` scores them.
@@ -18,11 +18,11 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Integer, Unicode
 
-from graders.checks import Timeouts, Verdict
-from graders.exercise import PARTS, load_assignment
-from graders.grading import grade_submission
-from graders.notebook import submission_cells
-from graders.sandbox import Sandbox
+from graders.checks.parts import Timeouts, Verdict
+from graders.model.exercise import PARTS, load_assignment
+from graders.checks.submission import grade_submission
+from graders.model.notebook import submission_cells
+from graders.sandbox.policy import Sandbox
 
 ERROR_NAMES = {"correct": "Incorrect", "vectorized": "NotVectorized", "fast": "TooSlow"}
 

@@ -1,0 +1,1 @@
+"""Course operations: the course directory, build, validate, grade a class, the demo."""

@@ -1,0 +1,1 @@
+"""nbgrader plug-ins, one step per module: confined Execute and kernel, restored grade cells, trusted verdicts."""
