@@ -396,10 +396,83 @@ of any dtype.""",
 )
 
 
+# ------------------------------------------------------------------- nhwc_to_nchw_offsets
+
+def nhwc_to_nchw_offsets_loop(shape):
+    N, H, W, C = shape
+    out = torch.empty(N, C, H, W, dtype=torch.int64)
+    for n in range(N):
+        for c in range(C):
+            for h in range(H):
+                for w in range(W):
+                    # element (n, h, w, c) of a contiguous NHWC buffer: strides (H*W*C, W*C, C, 1)
+                    out[n, c, h, w] = n * H * W * C + h * W * C + w * C + c
+    return out
+
+
+def nhwc_to_nchw_offsets(shape):
+    N, H, W, C = shape
+    # one index per output axis, each on its own axis of [N, C, H, W], times its NHWC stride
+    n = torch.arange(N)[:, None, None, None] * (H * W * C)
+    c = torch.arange(C)[:, None, None]
+    h = torch.arange(H)[:, None] * (W * C)
+    w = torch.arange(W) * C
+    return n + c + h + w
+
+
+def nhwc_to_nchw_offsets_hidden(gen):
+    for _ in range(6):
+        yield Case("random sizes", (_as_sequence(gen, _ints(gen, 1, 6, 4)),))
+    yield Case("an RGB image, the seed's (1, H, W, 3)", ((1, 48, 40, 3),))
+    yield Case("C = 1: the offsets need no reordering", ([2, 4, 5, 1],))
+    yield Case("H = W = 1", ((3, 1, 1, 7),))
+    yield Case("N = 1, W = 1", ([1, 5, 1, 4],))
+    yield Case("all sizes 1", ((1, 1, 1, 1),))
+    yield Case("a torch.Size", (torch.Size([2, 3, 4, 5]),))
+    yield Case("a size-0 batch", ((0, 3, 2, 4),))
+
+
+NHWC_TO_NCHW_OFFSETS = Exercise(
+    name="nhwc_to_nchw_offsets",
+    signature="def nhwc_to_nchw_offsets(shape):",
+    task="""\
+An image batch is stored as a contiguous NHWC tensor of shape `shape = (N, H, W, C)`
+(a list, tuple or `torch.Size` of 4 ints), but the model wants NCHW. Without
+moving any axis, compute where each NCHW element lives: return an int64 tensor
+`out` of shape `[N, C, H, W]` where `out[n, c, h, w]` is the position of element
+`(n, h, w, c)` in the flat NHWC buffer, so that `nhwc.reshape(-1)[out]` is the
+NCHW tensor. This is the index computation a library without `transpose` needs.
+
+The axis-moving functions listed below are not allowed, and neither is
+`as_strided` (the grader also sees them dispatched at run time).""",
+    hints=("Element `(n, h, w, c)` of a contiguous NHWC tensor sits at `n*H*W*C + h*W*C + w*C + c`.",
+           "Give each index its own axis of the `[N, C, H, W]` result (`arange` and `None`) and add: "
+           "broadcasting builds the whole table."),
+    reference=nhwc_to_nchw_offsets,
+    loop=nhwc_to_nchw_offsets_loop,
+    hidden=nhwc_to_nchw_offsets_hidden,
+    sized=lambda gen, n: ((2, n, n, 3),),
+    examples=(
+        Example("shape = (1, 2, 2, 3)", "nhwc_to_nchw_offsets(shape)"),
+        Example("shape = [2, 1, 3, 1]  # C = 1: NHWC and NCHW agree", "nhwc_to_nchw_offsets(shape)"),
+        Example("nhwc = torch.arange(12.).view(1, 2, 2, 3)  # the offsets read NCHW out of the NHWC buffer",
+                "nhwc.reshape(-1)[nhwc_to_nchw_offsets(nhwc.shape)]"),
+    ),
+    forbidden=("permute", "transpose", "movedim", "moveaxis", "swapaxes", "swapdims", "T", "mT",
+               "einsum", "rearrange", "as_strided", "pixel_shuffle", "pixel_unshuffle"),
+    forbidden_ops=("permute", "transpose", "t", "numpy_T", "movedim", "moveaxis", "swapaxes", "swapdims",
+                   "adjoint", "einsum", "as_strided"),
+    loop_hint="give n, c, h and w their own axes and add their offsets with broadcasting instead",
+    bench_size=24,
+    speedup=10,
+)
+
+
 ASSIGNMENT = Assignment(
     name="strides",
     title="Storage, size, storage_offset, stride",
     lesson=LESSON,
-    exercises=(STORAGE_OFFSETS, CONTIGUOUS_STRIDES, PERMUTE_FLAT, SLIDING_WINDOWS),
+    exercises=(STORAGE_OFFSETS, CONTIGUOUS_STRIDES, PERMUTE_FLAT, SLIDING_WINDOWS,
+               NHWC_TO_NCHW_OFFSETS),
     order=2,
 )

@@ -14,6 +14,8 @@ from typing import Callable
 
 import nbformat
 
+from graders.model.notebook import grade_id_of
+
 REF = "def batch_outer(a):\n    return a[:, :, None] * a[:, None, :]\n"
 LOOP = ("def batch_outer(a):\n    B, F = a.shape\n    out = torch.empty(B, F, F, dtype=a.dtype)\n"
         "    for b in range(B):\n        for i in range(F):\n            for j in range(F):\n"
@@ -30,14 +32,10 @@ FULL, CORRECT_ONLY, NOTHING = (2.0, 1.0, 1.0), (2.0, 0.0, 0.0), (0.0, 0.0, 0.0)
 HONEST_BUT_FLAGGED = (2.0, 0.0, 1.0)  # right and fast, but the notebook holds code that may not run in grading
 
 
-def _grade_id(cell) -> str:
-    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
-
-
 def _edit(grade_id: str, change: Callable) -> Callable:
     def tamper(nb):
         for cell in nb.cells:
-            if _grade_id(cell) == grade_id:
+            if grade_id_of(cell) == grade_id:
                 change(cell)
         return nb
     return tamper
@@ -67,7 +65,7 @@ def _duplicate_ids(nb):
 
 
 def _duplicate_answer(nb):
-    answer = next(i for i, c in enumerate(nb.cells) if _grade_id(c) == "batch_outer_answer")
+    answer = next(i for i, c in enumerate(nb.cells) if grade_id_of(c) == "batch_outer_answer")
     copy = nbformat.from_dict(json.loads(json.dumps(nb.cells[answer])))
     copy["id"] = "pasted"
     nb.cells.insert(answer + 1, copy)
@@ -75,7 +73,7 @@ def _duplicate_answer(nb):
 
 
 def _drop_answer_cell(nb):
-    nb.cells = [c for c in nb.cells if _grade_id(c) != "batch_outer_answer"]
+    nb.cells = [c for c in nb.cells if grade_id_of(c) != "batch_outer_answer"]
     return nb
 
 
@@ -97,7 +95,7 @@ class Case:
         nb = nbformat.from_dict(json.loads(json.dumps(release_nb)))
         if self.answer is not None:
             for cell in nb.cells:
-                if _grade_id(cell) == "batch_outer_answer":
+                if grade_id_of(cell) == "batch_outer_answer":
                     cell.source = self.answer
         for i, source in enumerate(self.extra):
             cell = nbformat.v4.new_code_cell(source)

@@ -1,4 +1,9 @@
-"""``vecgrade demo``: the whole instructor workflow on a simulated class, in a fresh course directory."""
+"""``vecgrade demo``: the whole instructor workflow on a simulated class, in a fresh course directory.
+
+The class of each assignment lives in the kit's ``demo/<assignment>.py`` (see
+``graders.course.personas``); each student says what it deserves, and the
+final table checks the gradebook against it.
+"""
 from __future__ import annotations
 
 import shutil
@@ -13,10 +18,11 @@ from rich.table import Table
 
 from graders import KIT_ROOT
 from graders.course.build import write_source
-from graders.course.grade import grade_class
 from graders.course.directory import Course
-from graders.model.exercise import PARTS
-from graders.course.roster import roster
+from graders.course.grade import grade_class
+from graders.course.marks import add_marks_row, exercise_marks, marks_table
+from graders.course.personas import Persona, load_roster
+from graders.model.exercise import PARTS, Exercise
 
 MARKER = ".vecgrade-demo"
 
@@ -37,13 +43,17 @@ def make_course(directory: Path, kit_root: Path = KIT_ROOT) -> Course:
     return Course(directory)
 
 
-def submit_class(course: Course, assignment_name: str) -> list[str]:
-    """Write each simulated student's notebook where ``nbgrader collect`` would put it."""
+def submit_class(course: Course, assignment_name: str, people: list[Persona] | None = None) -> list[str]:
+    """Write each simulated student's notebook where ``nbgrader collect`` would put it.
+
+    ``people`` defaults to the assignment's demo class, read from the kit.
+    """
     assignment = course.assignments[assignment_name]
+    people = load_roster(KIT_ROOT, assignment) if people is None else people
     release = course.root / "release" / assignment_name / f"{assignment_name}.ipynb"
     release_nb = nbformat.read(release, as_version=4)
     students = []
-    for persona in roster():
+    for persona in people:
         dest = course.root / "submitted" / persona.student / assignment_name / f"{assignment_name}.ipynb"
         dest.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(persona.notebook(release_nb, assignment), dest)
@@ -51,45 +61,52 @@ def submit_class(course: Course, assignment_name: str) -> list[str]:
     return students
 
 
-def deserved_table(course: Course, assignment_name: str) -> tuple[Table, int]:
-    """Per-student, per-exercise marks (correct/vectorized/fast) and whether each is what the student deserves."""
+def deserved_marks(ex: Exercise, persona: Persona) -> tuple[float, ...]:
+    """The points ``persona`` deserves on ``ex``, part by part."""
+    return tuple(f * ex.points.of(p) for f, p in zip(persona.deserves(ex.name), PARTS, strict=True))
+
+
+def deserved_table(course: Course, assignment_name: str, people: list[Persona]) -> tuple[Table, int]:
+    """The marks table of the class, with what each student wrote and whether the marks are deserved."""
     assignment = course.assignments[assignment_name]
     scores = course.part_scores(assignment)
-    table = Table(title=f"{assignment_name}: points for correct / vectorized / fast")
-    table.add_column("student")
-    table.add_column("wrote")
-    for ex in assignment.exercises:
-        table.add_column(ex.name)
-    table.add_column("as deserved")
+    table = marks_table(assignment, f"{assignment_name}: points for correct / vectorized / fast",
+                        before=("student", "wrote"), after=("as deserved",))
     wrong = 0
-    for persona in roster():
+    for persona in people:
         got = scores.get(persona.student, {})
-        cells, ok = [], True
-        for ex in assignment.exercises:
-            marks = [got.get(ex.grade_id(p)) for p in PARTS]
-            want = [f * ex.points.of(p) for f, p in zip(persona.deserves(ex.name), PARTS)]
-            ok &= marks == want
-            cells.append(" / ".join("-" if m is None else f"{m:g}" for m in marks))
+        ok = all(exercise_marks(ex, got) == deserved_marks(ex, persona) for ex in assignment.exercises)
         wrong += not ok
-        table.add_row(persona.student, persona.about, *cells, "[green]yes[/green]" if ok else "[red]NO[/red]")
+        add_marks_row(table, assignment, got, (persona.student, persona.about),
+                      ("[green]yes[/green]" if ok else "[red]NO[/red]",))
     return table, wrong
 
 
 def run_demo(directory: Path, assignment_name: str, console: Console) -> int:
+    """0 when every simulated student got what it deserves, 1 when one did not, 2 for a user's mistake."""
     start = time.perf_counter()
-    course = make_course(directory)
+    try:
+        course = make_course(directory)
+        people = load_roster(KIT_ROOT, course.assignments[assignment_name])
+    except KeyError:
+        console.print(f"[red]no assignment {assignment_name!r}; choose one of: {', '.join(course.assignments)}[/red]")
+        return 2
+    except (FileExistsError, FileNotFoundError) as exc:
+        console.print(f"[red]{exc}[/red]")
+        return 2
     console.print(f"[bold]1. course directory[/bold] {course.root}")
     for a in course.assignments.values():
         write_source(course.root, a)
     console.print(f"[bold]2. built[/bold] source/ for {', '.join(course.assignments)}")
     with course.api() as api:
-        for step, call in (("generate_assignment", api.generate_assignment), ("release_assignment", api.release_assignment)):
+        for step, call in (("generate_assignment", api.generate_assignment),
+                           ("release_assignment", api.release_assignment)):
             result = call(assignment_name)
             if not result["success"]:
                 console.print(f"[red]nbgrader {step} failed:[/red]\n{result.get('log', '')}\n{result.get('error', '')}")
                 return 1
     console.print(f"[bold]3. nbgrader generate_assignment + release_assignment[/bold] {assignment_name}")
-    students = submit_class(course, assignment_name)
+    students = submit_class(course, assignment_name, people)
     console.print(f"[bold]4. submissions[/bold] from {len(students)} simulated students")
     results = grade_class(course, assignment_name, students, console=console)
     for r in results:
@@ -102,7 +119,7 @@ def run_demo(directory: Path, assignment_name: str, console: Console) -> int:
     with Gradebook(course.db_url) as gb:
         CsvExportPlugin(to=str(csv_path)).export(gb)
     console.print(f"[bold]6. CSV export[/bold] {csv_path}")
-    table, wrong = deserved_table(course, assignment_name)
+    table, wrong = deserved_table(course, assignment_name, people)
     console.print(table)
     per_nb = sum(r.seconds for r in results) / max(len(results), 1)
     console.print(f"autograde: {per_nb:.1f} s per notebook; demo total {time.perf_counter() - start:.0f} s")

@@ -11,8 +11,23 @@ from nbformat import NotebookNode
 
 from graders.model.exercise import PARTS, Assignment
 
-
 SETUP_ID = "setup"
+
+
+def nbgrader_meta(cell) -> dict:
+    """A cell's nbgrader metadata, ``{}`` for a cell nbgrader does not manage: the one place that reads it."""
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def grade_id_of(cell) -> str:
+    return nbgrader_meta(cell).get("grade_id", "")
+
+
+def is_locked_test(cell) -> bool:
+    """A grade cell that is not also a solution: a test the student may not edit (nbgrader's ``is_grade``
+    without ``is_solution``)."""
+    meta = nbgrader_meta(cell)
+    return bool(meta.get("grade")) and not meta.get("solution")
 
 
 def answer_id(name: str) -> str:
@@ -36,9 +51,8 @@ def submission_cells(nb: NotebookNode, assignment: Assignment) -> list[tuple[str
     for number, cell in enumerate(nb.cells, 1):
         if cell.cell_type != "code":
             continue
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        grade_id = meta.get("grade_id", "")
-        if grade_id in skipped or (meta.get("grade") and not meta.get("solution")):
+        grade_id = grade_id_of(cell)
+        if grade_id in skipped or is_locked_test(cell):
             continue
         label = f"your `{answers[grade_id]}` cell" if grade_id in answers else f"cell {number}"
         cells.append((label, cell.source))

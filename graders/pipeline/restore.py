@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from nbgrader.preprocessors import OverwriteCells
 
-
-def _grade_id(cell) -> str | None:
-    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+from graders.model.notebook import grade_id_of
 
 
 class RestoreGradeCells(OverwriteCells):
@@ -34,7 +32,7 @@ class RestoreGradeCells(OverwriteCells):
         source_ids = [cell.name for cell in source_cells]
         solution_ids = {cell.name for cell in source_nb.solution_cells}
         for grade_cell in source_nb.grade_cells:
-            present = [_grade_id(cell) for cell in nb.cells]
+            present = [grade_id_of(cell) for cell in nb.cells]
             if grade_cell.name in present:
                 continue
             self.log.warning("Missing grade cell %s encountered, adding to notebook", grade_cell.name)

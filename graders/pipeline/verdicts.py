@@ -21,7 +21,7 @@ from traitlets import Float, Integer, Unicode
 from graders.checks.parts import Timeouts, Verdict
 from graders.model.exercise import PARTS, load_assignment
 from graders.checks.submission import grade_submission
-from graders.model.notebook import submission_cells
+from graders.model.notebook import grade_id_of, submission_cells
 from graders.sandbox.policy import Sandbox
 
 ERROR_NAMES = {"correct": "Incorrect", "vectorized": "NotVectorized", "fast": "TooSlow"}
@@ -73,7 +73,7 @@ class TrustedVerdicts(NbGraderPreprocessor):
             results = {ex.name: {p: Verdict(p, False, f"could not grade: {type(exc).__name__}") for p in PARTS}
                        for ex in assignment.exercises}
         for cell in nb.cells:
-            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+            grade_id = grade_id_of(cell)
             found = assignment.part_of(grade_id)
             if found and cell.cell_type == "code":
                 ex, part = found
