@@ -1,13 +1,13 @@
 """The broadcasting references against built-ins, on 200+ random cases each (and the loops on fewer)."""
-from pathlib import Path
 
 import pytest
 import torch
 
-from graders.model.exercise import load_assignment
 from graders.model.inputs import LAYOUTS, rand
 
-A = load_assignment(Path(__file__).resolve().parent.parent / "assignments" / "broadcasting.py")
+from crosscheck import Definitions
+
+A = Definitions("broadcasting").assignment
 
 
 def configs(n, seed):

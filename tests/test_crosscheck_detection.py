@@ -12,17 +12,16 @@ from __future__ import annotations
 import inspect
 import math
 import textwrap
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from graders.model.exercise import load_assignment
 from graders.checks.submission import grade_submission
 
-ROOT = Path(__file__).resolve().parents[1]
-ASSIGNMENT = load_assignment(ROOT / "assignments" / "detection.py")
+from crosscheck import Definitions, lay_out
+
+ASSIGNMENT = Definitions("detection").assignment
 DTYPES = (torch.float32, torch.float64)
 
 
@@ -118,16 +117,6 @@ def grid_sample_roi_align(features, boxes, n):
 
 # ------------------------------------------------------------------------ random inputs
 
-def noncontig(t, how):
-    if how == "transposed":
-        return t.transpose(-1, -2).contiguous().transpose(-1, -2)
-    if how == "sliced":
-        wide = torch.zeros(*t.shape[:-1], 2 * t.shape[-1], dtype=t.dtype)
-        wide[..., ::2] = t
-        return wide[..., ::2]
-    return t
-
-
 def random_boxes(gen, n, dtype, kind):
     """Boxes (x1, y1, x2, y2) with x1 <= x2, y1 <= y2, of one of several kinds."""
     if kind == "grid":        # small integer corners: many exact ties, zero sides possible
@@ -149,11 +138,11 @@ def iou_cases(gen, count):
         kind = kinds[(k // 2) % 3]
         N = int(torch.randint(0, 9, (1,), generator=gen))
         M = int(torch.randint(0, 9, (1,), generator=gen))
-        b1 = noncontig(random_boxes(gen, N, dtype, kind), layouts[k % 3])
+        b1 = lay_out(random_boxes(gen, N, dtype, kind), layouts[k % 3])
         b2 = random_boxes(gen, M, dtype, kind)
         if M and k % 5 == 0:          # repeat some boxes of the first set in the second
             b2 = torch.cat([b2, b1[: min(N, 2)]])
-        b2 = noncontig(b2, layouts[(k // 3) % 3])
+        b2 = lay_out(b2, layouts[(k // 3) % 3])
         yield b1, b2
 
 
@@ -175,7 +164,7 @@ def roi_cases(gen, count, max_hw=9):
         if k % 6 == 5:                            # quarter-pixel corners, n a power of 2: exact arithmetic
             boxes = (boxes * 4).round() / 4
             n = (1, 2, 4)[k % 3]
-        yield (noncontig(feats.to(dtype), layouts[k % 3]), noncontig(boxes.to(dtype), layouts[(k // 3) % 3]), n)
+        yield (lay_out(feats.to(dtype), layouts[k % 3]), lay_out(boxes.to(dtype), layouts[(k // 3) % 3]), n)
 
 
 def close(actual, expected):

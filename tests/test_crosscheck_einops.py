@@ -20,27 +20,17 @@ import torch
 import torch.nn.functional as F
 
 from graders.checks.parts import ExerciseChecks
-from graders.model.exercise import load_assignment
+from graders.checks.static import Submission
 from graders.checks.submission import exercise_seed, grade_submission
 from graders.sandbox.session import WorkerSession
-from graders.checks.static import Submission
 
-ROOT = Path(__file__).resolve().parents[1]
-ASSIGNMENT = load_assignment(ROOT / "assignments" / "einops.py")
+from conftest import ROOT
+from crosscheck import LAYOUTS, Definitions, lay_out
+
+D = Definitions("einops")
+ASSIGNMENT, ref, loop, hidden_cases = D.assignment, D.ref, D.loop, D.hidden_cases
 NAMES = ("batched_bilinear", "patchify", "space_to_depth", "channel_shuffle", "max_pool_2x2")
 N_RANDOM = 200
-
-
-def ref(name):
-    return ASSIGNMENT.exercise(name).reference
-
-
-def loop(name):
-    return ASSIGNMENT.exercise(name).loop
-
-
-def hidden_cases(name, seed=0):
-    return list(ASSIGNMENT.exercise(name).hidden(torch.Generator().manual_seed(seed)))
 
 
 def draw(gen, low, high):
@@ -48,20 +38,7 @@ def draw(gen, low, high):
     return int(torch.randint(low, high + 1, (1,), generator=gen))
 
 
-def lay_out(t, how):
-    """Same values, stored as `how` says."""
-    if how == "transposed" and t.dim() >= 2:
-        return t.transpose(-1, -2).contiguous().transpose(-1, -2)
-    if how == "sliced":
-        big = torch.zeros(*t.shape[:-1], 3 * t.shape[-1], dtype=t.dtype)
-        big[..., 2::3] = t
-        return big[..., 2::3]
-    if how == "channels_last" and t.dim() == 4:
-        return t.contiguous(memory_format=torch.channels_last)
-    return t
-
-
-LAYOUTS = ("contiguous", "transposed", "sliced", "channels_last")
+LAYOUTS = (*LAYOUTS, "channels_last")
 
 
 def values(gen, shape, dtype):

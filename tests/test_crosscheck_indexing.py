@@ -9,30 +9,21 @@ exercise must fail the "correct" part.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 
 from graders.checks.compare import mismatch
-from graders.model.exercise import load_assignment
 from graders.checks.submission import grade_submission
 from graders.model.inputs import rand, randint
 
-ROOT = Path(__file__).resolve().parents[1]
-ASSIGNMENT = load_assignment(ROOT / "assignments" / "indexing.py")
-LAYOUTS = ("contiguous", "transposed", "sliced")
+from crosscheck import LAYOUTS, Definitions
+
+D = Definitions("indexing")
+ASSIGNMENT, ref, loop, _hidden = D.assignment, D.ref, D.loop, D.hidden_cases
 N_REF = 220   # random cases per exercise for the reference
 N_LOOP = 25   # for the (slow) loop version
-
-
-def ref(name):
-    return ASSIGNMENT.exercise(name).reference
-
-
-def loop(name):
-    return ASSIGNMENT.exercise(name).loop
 
 
 def _int(gen, low, high):
@@ -45,10 +36,6 @@ def _choice(gen, options):
 
 def _clone(args):
     return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
-
-
-def _hidden(name, seed=0):
-    return list(ASSIGNMENT.exercise(name).hidden(torch.Generator().manual_seed(seed)))
 
 
 def _check_all_cases(fn, make, expected, count, seed):

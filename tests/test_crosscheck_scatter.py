@@ -9,48 +9,22 @@ plausible wrong vectorized answer per exercise must fail "correct".
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import pytest
 import torch
 
-from graders.model.exercise import load_assignment
 from graders.checks.submission import grade_submission
 
-ROOT = Path(__file__).resolve().parents[1]
-ASSIGNMENT = load_assignment(ROOT / "assignments" / "scatter.py")
+from crosscheck import LAYOUTS, Definitions, lay_out
+
+D = Definitions("scatter")
+ASSIGNMENT, ref, loop, hidden_cases = D.assignment, D.ref, D.loop, D.hidden_cases
 REDUCTIONS = ("prod", "mean", "amax", "amin")
-
-
-def ref(name):
-    return ASSIGNMENT.exercise(name).reference
-
-
-def loop(name):
-    return ASSIGNMENT.exercise(name).loop
-
-
-def hidden_cases(name, seed=0):
-    return list(ASSIGNMENT.exercise(name).hidden(torch.Generator().manual_seed(seed)))
 
 
 def randint_(gen, high):
     """A Python int in [0, high), drawn from gen."""
     return int(torch.randint(high, (1,), generator=gen))
-
-
-def lay_out(t, how):
-    """Same values, stored as `how` says: contiguous, transposed (2-D; 1-D falls back to sliced) or sliced."""
-    if how == "transposed" and t.dim() == 2:
-        return t.t().contiguous().t()
-    if how in ("sliced", "transposed"):
-        big = torch.zeros(*t.shape[:-1], 3 * t.shape[-1], dtype=t.dtype)
-        big[..., 1::3] = t
-        return big[..., 1::3]
-    return t
-
-
-LAYOUTS = ("contiguous", "transposed", "sliced")
 
 
 def index_reduce_builtin(base, index, source, reduce, include_self=True):

@@ -10,24 +10,16 @@ from __future__ import annotations
 
 import inspect
 import textwrap
-from pathlib import Path
 
 import pytest
 import torch
 
-from graders.model.exercise import load_assignment
 from graders.checks.submission import grade_submission
 
-ROOT = Path(__file__).resolve().parents[1]
-ASSIGNMENT = load_assignment(ROOT / "assignments" / "strides.py")
+from crosscheck import Definitions, lay_out
 
-
-def ref(name):
-    return ASSIGNMENT.exercise(name).reference
-
-
-def loop(name):
-    return ASSIGNMENT.exercise(name).loop
+D = Definitions("strides")
+ASSIGNMENT, ref, loop, hidden = D.assignment, D.ref, D.loop, D.hidden_cases
 
 
 def rint(gen, low, high):
@@ -36,17 +28,6 @@ def rint(gen, low, high):
 
 def as_list_or_tuple(gen, values):
     return list(values) if rint(gen, 0, 2) else tuple(values)
-
-
-def non_contiguous(t, how):
-    """The same values as ``t``, stored as ``how`` says (``t`` is 1-D or 2-D)."""
-    if how == "transposed" and t.dim() == 2:
-        return t.T.contiguous().T
-    if how in ("transposed", "sliced"):
-        big = torch.zeros(*t.shape[:-1], 2 * t.shape[-1], dtype=t.dtype)
-        big[..., 1::2] = t
-        return big[..., 1::2]
-    return t
 
 
 # ------------------------------------------------------------------------ storage_offsets
@@ -74,7 +55,7 @@ def offsets_case(gen):
     K = rint(gen, 0, 20)
     indices = torch.stack([torch.randint(0, s, (K,), generator=gen) for s in t.shape], 1) \
         if K else torch.empty(0, t.dim(), dtype=torch.int64)
-    indices = non_contiguous(indices, ("contiguous", "transposed", "sliced")[rint(gen, 0, 3)])
+    indices = lay_out(indices, ("contiguous", "transposed", "sliced")[rint(gen, 0, 3)])
     expected = t[tuple(indices.unbind(1))] if K else torch.empty(0, dtype=torch.int64)
     return (indices, as_list_or_tuple(gen, t.stride()), t.storage_offset()), expected
 
@@ -114,7 +95,7 @@ def strides_case(gen):
     shape = torch.randint(1, 10, (N,), generator=gen)
     if rint(gen, 0, 3) == 0:
         shape[torch.rand(N, generator=gen) < 0.5] = 1
-    shape = non_contiguous(shape, ("contiguous", "sliced")[rint(gen, 0, 2)])
+    shape = lay_out(shape, ("contiguous", "sliced")[rint(gen, 0, 2)])
     # the meta device computes the strides without allocating the tensor
     expected = torch.tensor(torch.empty(shape.tolist(), device="meta").stride(), dtype=torch.int64)
     return shape, expected
@@ -154,7 +135,7 @@ def permute_case(gen, max_size=5):
         buffer = torch.randn(numel, generator=gen, dtype=dtype)
     else:
         buffer = torch.randint(-99, 99, (numel,), generator=gen).to(dtype)
-    buffer = non_contiguous(buffer, ("contiguous", "sliced")[rint(gen, 0, 2)])
+    buffer = lay_out(buffer, ("contiguous", "sliced")[rint(gen, 0, 2)])
     expected = buffer.contiguous().view(shape).permute(perm).contiguous().view(-1)
     return (buffer, as_list_or_tuple(gen, shape), as_list_or_tuple(gen, perm)), expected
 
@@ -239,10 +220,6 @@ def test_sliding_windows_loop_agrees():
 
 
 # -------------------------------------------------------------------- hidden-case coverage
-
-def hidden(name, seed=0):
-    return list(ASSIGNMENT.exercise(name).hidden(torch.Generator().manual_seed(seed)))
-
 
 def test_hidden_storage_offsets_coverage():
     cases = hidden("storage_offsets")

@@ -1,19 +1,34 @@
 """End to end through the real nbgrader apps: generate, submit a class, autograde, read the gradebook.
 
-The class is the demo's roster plus one submission per way of faking a
-grade inside the student's kernel. Each must score 0 on what it fakes and
-keep its honest marks.
+The class is the demo's class of ``broadcasting`` plus one submission per way
+of faking a grade inside the student's kernel. Each must score 0 on what it
+fakes and keep its honest marks. The hidden cases are drawn with a fixed seed
+here, so the test knows which data must not reach the student.
 """
 import pytest
+import torch
 from nbgrader.api import Gradebook
 
+from graders import KIT_ROOT
+from graders.checks.submission import exercise_seed
 from graders.course.build import write_source
+from graders.course.demo import deserved_marks, make_course, submit_class
 from graders.course.grade import grade_class
-from graders.course.demo import make_course, submit_class
-from graders.model.exercise import PARTS
-from graders.course.roster import CHEAT_CELL, WRONG, Persona, loop_answer, roster
+from graders.course.marks import exercise_marks
+from graders.course.personas import (
+    CHEAT_CELL,
+    CORRECT_ONLY,
+    NOTHING,
+    Persona,
+    anything_answer,
+    demo_module,
+    loop_answer,
+)
+from graders.model.exercise import load_assignment
 
-NOTHING, CORRECT_ONLY, FULL = (0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (1.0, 1.0, 1.0)
+DEMO = demo_module(KIT_ROOT, "broadcasting")
+DEMO_ASSIGNMENT = load_assignment(KIT_ROOT / "assignments" / "broadcasting.py")
+SEED = 7  # c.TrustedVerdicts.seed of the test course
 
 TAMPERING = {
     # name: (extra cell run in the kernel, answers, deserved)
@@ -36,11 +51,7 @@ TAMPERING = {
 
 
 def _answers(kind):
-    return {
-        "wrong": lambda ex: WRONG[ex.name],
-        "loops": loop_answer,
-        "anything": lambda ex: f"def {ex.signature[4:]}\n    return Anything(torch.zeros(1))\n",
-    }[kind]
+    return {"wrong": lambda ex: DEMO.WRONG[ex.name], "loops": loop_answer, "anything": anything_answer}[kind]
 
 
 def tampering_personas():
@@ -49,23 +60,17 @@ def tampering_personas():
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory, broadcasting, monkeypatch_module):
+def graded(tmp_path_factory, broadcasting):
     course = make_course(tmp_path_factory.mktemp("e2e") / "course")
+    with open(course.root / "nbgrader_config.py", "a") as config:
+        config.write(f"\nc.TrustedVerdicts.seed = {SEED}\n")
     write_source(course.root, broadcasting)
     with course.api() as api:
         assert api.generate_assignment("broadcasting")["success"]
-    people = roster() + tampering_personas()
-    monkeypatch_module.setattr("graders.course.demo.roster", lambda: people)
-    students = submit_class(course, "broadcasting")
+    people = DEMO.roster(broadcasting) + tampering_personas()
+    students = submit_class(course, "broadcasting", people)
     results = grade_class(course, "broadcasting", students)
     return course, people, {r.student: r for r in results}
-
-
-@pytest.fixture(scope="module")
-def monkeypatch_module():
-    mp = pytest.MonkeyPatch()
-    yield mp
-    mp.undo()
 
 
 def test_every_submission_was_graded(graded):
@@ -78,12 +83,11 @@ def _check(graded, broadcasting, persona):
     course, _, _ = graded
     scores = course.part_scores(broadcasting)[persona.student]
     for ex in broadcasting.exercises:
-        got = tuple(scores[ex.grade_id(p)] for p in PARTS)
-        want = tuple(f * ex.points.of(p) for f, p in zip(persona.deserves(ex.name), PARTS))
+        got, want = exercise_marks(ex, scores), deserved_marks(ex, persona)
         assert got == want, f"{persona.student} ({persona.about}), {ex.name}: got {got}, deserves {want}"
 
 
-@pytest.mark.parametrize("persona", roster(), ids=lambda p: p.student)
+@pytest.mark.parametrize("persona", DEMO.roster(DEMO_ASSIGNMENT), ids=lambda p: p.student)
 def test_demo_class_gets_what_it_deserves(graded, broadcasting, persona):
     _check(graded, broadcasting, persona)
 
@@ -93,13 +97,60 @@ def test_faking_a_grade_in_the_kernel_scores_zero_on_what_it_fakes(graded, broad
     _check(graded, broadcasting, persona)
 
 
-def test_feedback_shows_messages_and_no_hidden_data(graded):
+def hidden_data(assignment, seed):
+    """Text only the grader knows: the reference's own lines, and the hidden inputs as torch prints them."""
+    found = set()
+    for ex in assignment.exercises:
+        shown = ex.loop_source()  # lines the loop version shares with the reference are public anyway
+        found |= {line.strip() for line in ex.reference_body().splitlines()
+                  if len(line.strip()) > 25 and line.strip() not in shown}
+        for case in ex.hidden(torch.Generator().manual_seed(exercise_seed(seed, ex.name))):
+            for arg in case.args:
+                if isinstance(arg, torch.Tensor):
+                    rows = (line.strip(" [](),") for line in str(arg).splitlines())
+                    found |= {row for row in rows if len(row) >= 20 and any(ch.isdigit() for ch in row)}
+    return found
+
+
+def leaks(text, secrets):
+    return sorted(s for s in secrets if s in text)
+
+
+@pytest.fixture(scope="module")
+def bob_outputs(graded):
+    """What bob sees (his feedback) and what the instructor's autograded copy holds."""
     course, _, _ = graded
     with course.api() as api:
         assert api.generate_feedback("broadcasting", "bob")["success"]
     html = (course.root / "feedback" / "bob" / "broadcasting" / "broadcasting.html").read_text()
+    autograded = (course.root / "autograded" / "bob" / "broadcasting" / "broadcasting.ipynb").read_text()
+    return html, autograded
+
+
+def test_feedback_shows_messages(bob_outputs):
+    html, _ = bob_outputs
     assert "NotVectorized" in html and "`for` loop" in html and "speedup" in html
-    assert "_hidden" not in html and "manual_seed" not in html
+
+
+def test_feedback_and_autograded_notebook_hold_no_hidden_data(bob_outputs, broadcasting):
+    secrets = hidden_data(broadcasting, SEED)
+    assert len(secrets) > 20, "the hidden data to look for"
+    for text in bob_outputs:
+        assert leaks(text, secrets) == []
+
+
+def test_the_hidden_data_check_finds_planted_data(bob_outputs, broadcasting):
+    """The check above can fail: a hidden input or a reference line pasted into the feedback is found."""
+    html, _ = bob_outputs
+    secrets = hidden_data(broadcasting, SEED)
+    ex = broadcasting.exercise("pairwise_sq_dists")
+    case = next(iter(ex.hidden(torch.Generator().manual_seed(exercise_seed(SEED, ex.name)))))
+    assert leaks(html + f"<pre>on inputs {case.args[0]}</pre>", secrets)
+    reference_line = next(line.strip() for line in ex.reference_body().splitlines() if len(line.strip()) > 25)
+    assert leaks(html + reference_line, secrets) == [reference_line]
+    # the same case drawn with another seed holds other numbers
+    other = next(iter(ex.hidden(torch.Generator().manual_seed(exercise_seed(SEED + 1, ex.name)))))
+    assert not leaks(f"<pre>on inputs {other.args[0]}</pre>", secrets)
 
 
 def test_the_gradebook_holds_no_score_beyond_the_maximum(graded):
