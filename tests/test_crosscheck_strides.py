@@ -9,6 +9,7 @@ exercise must fail "correct".
 from __future__ import annotations
 
 import inspect
+import math
 import textwrap
 
 import pytest
@@ -217,6 +218,80 @@ def test_sliding_windows_loop_agrees():
     for _ in range(40):
         x, k = windows_case(gen)
         check_window_view(loop("sliding_windows")(x, k), x, k)
+
+
+# ------------------------------------------------------------------- nhwc_to_nchw_offsets
+
+def nhwc_shape(gen):
+    shape = [rint(gen, 0 if rint(gen, 0, 10) == 0 else 1, 7) for _ in range(4)]
+    return (list, tuple, torch.Size)[rint(gen, 0, 3)](shape)
+
+
+def test_nhwc_to_nchw_offsets_reads_what_permute_moves():
+    # an NHWC buffer holding 0, 1, 2, ...: permute(0, 3, 1, 2) shows, at each NCHW position, its NHWC offset
+    gen = torch.Generator().manual_seed(51)
+    for _ in range(250):
+        shape = nhwc_shape(gen)
+        expected = torch.arange(math.prod(shape)).view(*shape).permute(0, 3, 1, 2)
+        out = ref("nhwc_to_nchw_offsets")(shape)
+        assert out.dtype == torch.int64 and out.shape == expected.shape, shape
+        assert torch.equal(out, expected), shape
+        values = torch.randn(*shape, generator=gen)
+        assert torch.equal(values.reshape(-1)[out], values.permute(0, 3, 1, 2))
+
+
+def test_nhwc_to_nchw_offsets_loop_agrees():
+    gen = torch.Generator().manual_seed(52)
+    for _ in range(40):
+        shape = nhwc_shape(gen)
+        assert torch.equal(loop("nhwc_to_nchw_offsets")(shape), ref("nhwc_to_nchw_offsets")(shape))
+
+
+def test_nhwc_to_nchw_offsets_seed_example():
+    # the seed's question: a (1, 640, 640, 3) image to (1, 3, 640, 640); offset = h*W*C + w*C + c
+    out = ref("nhwc_to_nchw_offsets")((1, 640, 640, 3))
+    assert out.shape == (1, 3, 640, 640)
+    assert int(out[0, 2, 5, 7]) == 5 * 640 * 3 + 7 * 3 + 2
+
+
+def test_hidden_nhwc_to_nchw_offsets_coverage():
+    cases = hidden("nhwc_to_nchw_offsets")
+    shapes = [c.args[0] for c in cases]
+    assert all(len(s) == 4 for s in shapes)
+    assert {type(s) for s in shapes} == {list, tuple, torch.Size}
+    assert any(s[3] == 1 for s in shapes), "C = 1"
+    assert any(s[1] == s[2] == 1 for s in shapes), "H = W = 1"
+    assert any(0 in s for s in shapes), "a size-0 axis"
+    assert any(s[3] > 1 and s[1] * s[2] > 1 for s in shapes), "a case where the order matters"
+
+
+def nhwc_to_nchw_offsets(shape):
+    # the NCHW offsets of a contiguous NCHW tensor: as if the data were already NCHW
+    N, H, W, C = shape
+    return torch.arange(N * C * H * W).view(N, C, H, W)
+
+
+def nhwc_to_nchw_offsets_swapped(shape):
+    # H and W strides swapped
+    N, H, W, C = shape
+    return (torch.arange(N)[:, None, None, None] * (H * W * C) + torch.arange(C)[:, None, None]
+            + torch.arange(H)[:, None] * C + torch.arange(W) * (H * C))
+
+
+def nhwc_to_nchw_offsets_permuted(shape):
+    # the forbidden shortcut: right values, but permute moves the axes
+    N, H, W, C = shape
+    return torch.arange(N * H * W * C).view(N, H, W, C).permute(0, 3, 1, 2)
+
+
+def test_nhwc_to_nchw_offsets_wrong_answers_fail():
+    for wrong in (nhwc_to_nchw_offsets, nhwc_to_nchw_offsets_swapped):
+        verdict = D.grade({"nhwc_to_nchw_offsets": source(wrong, "nhwc_to_nchw_offsets")})
+        assert not verdict["nhwc_to_nchw_offsets"]["correct"].passed, wrong.__name__
+    shortcut = D.grade({"nhwc_to_nchw_offsets": source(nhwc_to_nchw_offsets_permuted, "nhwc_to_nchw_offsets")})
+    got = shortcut["nhwc_to_nchw_offsets"]
+    assert got["correct"].passed and not got["vectorized"].passed
+    assert "permute" in got["vectorized"].message
 
 
 # -------------------------------------------------------------------- hidden-case coverage
