@@ -68,7 +68,8 @@ def verdicts(assignment: str, kind: str) -> dict:
     a = COURSE[assignment]
     if kind == "wrong":
         cy = next(p for p in load_roster(KIT_ROOT, a) if p.student == "cy")
-        cells = [("preamble", a.preamble)] + [(f"your `{ex.name}` cell", cy.answers(ex)) for ex in a.exercises]
+        answers = {ex.name: cy.answers(ex) for ex in a.exercises}
+        cells = [("preamble", a.preamble)] + [(f"your `{name}` cell", src) for name, src in answers.items() if src]
     else:
         cells = {"stub": stub_program, "loop": loop_program}[kind](a)
     return grade_submission(a, cells, seed=0)

@@ -457,8 +457,10 @@ ROI_NOT_ALIGNED = _roi_variant(       # no half-pixel shift (aligned=False)
 ROI_NO_ZERO_OUTSIDE = _roi_variant(   # clamps every sample onto the map instead of reading 0 far outside
     ("torch.where(inside, value, torch.zeros((), dtype=value.dtype))", "value"))
 ROI_XY_SWAPPED = _roi_variant(        # rows taken from the x coordinates
-    ("r0, r1 = y_low[:, :, None], y_high[:, :, None]", "r0, r1 = x_low[:, :, None].clamp(max=H - 1), x_high[:, :, None].clamp(max=H - 1)"),
-    ("c0, c1 = x_low[:, None, :], x_high[:, None, :]", "c0, c1 = y_low[:, None, :].clamp(max=W - 1), y_high[:, None, :].clamp(max=W - 1)"))
+    ("r0, r1 = y_low[:, :, None], y_high[:, :, None]",
+     "r0, r1 = x_low[:, :, None].clamp(max=H - 1), x_high[:, :, None].clamp(max=H - 1)"),
+    ("c0, c1 = x_low[:, None, :], x_high[:, None, :]",
+     "c0, c1 = y_low[:, None, :].clamp(max=W - 1), y_high[:, None, :].clamp(max=W - 1)"))
 
 
 @pytest.mark.parametrize("name, source", [

@@ -70,7 +70,7 @@ def test_einops_import_is_the_library():
 # ---------------------------------------------------------------------- batched_bilinear
 
 def bilinear_case(gen):
-    B, I, J, O = draw(gen, 0, 9), draw(gen, 1, 8), draw(gen, 1, 8), draw(gen, 1, 6)
+    B, I, J, O = draw(gen, 0, 9), draw(gen, 1, 8), draw(gen, 1, 8), draw(gen, 1, 6)  # noqa: E741
     dtype = (torch.float32, torch.float64)[draw(gen, 0, 1)]
     x, W, y = values(gen, (B, I), dtype), values(gen, (O, I, J), dtype), values(gen, (B, J), dtype)
     return tuple(lay_out(t, LAYOUTS[draw(gen, 0, 2)]) for t in (x, W, y))
@@ -81,8 +81,8 @@ def bilinear_tolerance(dtype):
 
 
 def bilinear_plain(x, W, y):
-    B, I = x.shape
-    O, _, J = W.shape
+    B, I = x.shape  # noqa: E741
+    O, _, J = W.shape  # noqa: E741
     out = [[0.0] * O for _ in range(B)]
     xs, Ws, ys = x.double().tolist(), W.double().tolist(), y.double().tolist()
     for b in range(B):

@@ -245,7 +245,7 @@ def test_segment_mean_hidden_coverage():
 
 def confusion_plain(pred, target, C):
     out = [[0] * C for _ in range(C)]
-    for t, p in zip(target.tolist(), pred.tolist()):
+    for t, p in zip(target.tolist(), pred.tolist(), strict=True):
         out[t][p] += 1
     return torch.tensor(out, dtype=torch.int64).view(C, C)
 

@@ -5,14 +5,17 @@ of faking a grade inside the student's kernel. Each must score 0 on what it
 fakes and keep its honest marks. The hidden cases are drawn with a fixed seed
 here, so the test knows which data must not reach the student.
 """
+import io
+
 import pytest
 import torch
 from nbgrader.api import Gradebook
+from rich.console import Console
 
 from graders import KIT_ROOT
 from graders.checks.submission import exercise_seed
 from graders.course.build import write_source
-from graders.course.demo import deserved_marks, make_course, submit_class
+from graders.course.demo import deserved_marks, make_course, run_demo, submit_class
 from graders.course.grade import grade_class
 from graders.course.marks import exercise_marks
 from graders.course.personas import (
@@ -159,3 +162,24 @@ def test_the_gradebook_holds_no_score_beyond_the_maximum(graded):
         for student in gb.students:
             sub = gb.find_submission("broadcasting", student.id)
             assert 0 <= sub.score <= sub.max_score
+
+
+def test_the_strides_demo_gives_every_student_what_they_deserve(tmp_path):
+    """A second assignment's whole demo (its own class, its own wrong answers) through ``run_demo``."""
+    out = io.StringIO()
+    code = run_demo(tmp_path / "demo", "strides", Console(file=out, width=400))
+    assert code == 0, out.getvalue()
+    text = out.getvalue()
+    assert "every student got the grade they deserve" in text and "NO" not in text
+
+
+def test_the_demo_of_an_unknown_assignment_is_one_line_and_exit_2(tmp_path):
+    out = io.StringIO()
+    assert run_demo(tmp_path / "demo", "no_such", Console(file=out, width=400)) == 2
+    assert out.getvalue().count("\n") == 1 and "no assignment 'no_such'" in out.getvalue()
+
+
+def test_a_demo_class_without_a_wrong_answer_is_refused(broadcasting):
+    from graders.course.personas import standard_class
+    with pytest.raises(ValueError, match="no wrong answer for softmax_rows"):
+        standard_class(broadcasting, {k: v for k, v in DEMO.WRONG.items() if k != "softmax_rows"})
