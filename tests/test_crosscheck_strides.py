@@ -341,16 +341,6 @@ def test_hidden_sliding_windows_coverage():
 
 # ----------------------------------------------------------------- wrong answers fail
 
-def storage_offsets(indices, stride, storage_offset):
-    # forgets the storage offset
-    return (indices * torch.tensor(stride)).sum(1)
-
-
-def contiguous_strides(shape):
-    # includes each axis's own size: off by one axis
-    return shape.flip(0).cumprod(0).flip(0)
-
-
 def permute_flat(buffer, shape, perm):
     # applies the inverse permutation
     sizes = torch.tensor(shape)
@@ -362,17 +352,12 @@ def permute_flat(buffer, shape, perm):
     return buffer[(index * new_strides).sum(1)]
 
 
-def sliding_windows(x, k):
-    # assumes x is contiguous and starts at the beginning of its storage
-    return x.as_strided((x.shape[0] - k + 1, k), (1, 1))
-
-
 def sliding_windows_copy(x, k):
     # right values, but a copy
     return x.unfold(0, k, 1).clone()
 
 
-WRONG = (storage_offsets, contiguous_strides, permute_flat, sliding_windows)
+WRONG = (permute_flat,)  # beside the demo class's wrong answers, which tests/test_contract.py grades
 
 
 def source(fn, name=None):

@@ -147,12 +147,14 @@ def test_the_hidden_data_check_finds_planted_data(bob_outputs, broadcasting):
     html, _ = bob_outputs
     secrets = hidden_data(broadcasting, SEED)
     ex = broadcasting.exercise("pairwise_sq_dists")
-    case = next(iter(ex.hidden(torch.Generator().manual_seed(exercise_seed(SEED, ex.name)))))
+    case = max(ex.hidden(torch.Generator().manual_seed(exercise_seed(SEED, ex.name))),
+               key=lambda c: c.args[0].numel())  # one large enough to print rows of numbers
     assert leaks(html + f"<pre>on inputs {case.args[0]}</pre>", secrets)
     reference_line = next(line.strip() for line in ex.reference_body().splitlines() if len(line.strip()) > 25)
     assert leaks(html + reference_line, secrets) == [reference_line]
     # the same case drawn with another seed holds other numbers
-    other = next(iter(ex.hidden(torch.Generator().manual_seed(exercise_seed(SEED + 1, ex.name)))))
+    other = max(ex.hidden(torch.Generator().manual_seed(exercise_seed(SEED + 1, ex.name))),
+                key=lambda c: c.args[0].numel())
     assert not leaks(f"<pre>on inputs {other.args[0]}</pre>", secrets)
 
 
