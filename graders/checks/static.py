@@ -95,9 +95,10 @@ class Submission:
     def iteration_findings(self, function: str, forbidden: Sequence[str] = (),
                            loop_hint: str = LOOP_HINT) -> list[Finding]:
         """Everything that costs this exercise "vectorized", in the code the function reaches only."""
+        from graders.checks.subset import check_program  # noqa: PLC0415  (imports torch: only when checking)
         chosen, _ = self._slice(function)
         findings = self.problems_for(function)
-        findings += LegacySubmission(reach.render(chosen)).iteration_findings(function, forbidden, loop_hint)
+        findings += check_program([s.node for s in chosen], [s.cell.label for s in chosen], forbidden, loop_hint)
         return sorted_unique(findings)
 
     def reach_findings(self) -> list[Finding]:
