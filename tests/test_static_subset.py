@@ -36,6 +36,12 @@ ATTACKS = {
     "recursion via tuple": "def f(a, n=3):\n    return a if n == 0 else (f,)[0](a, n - 1)\n",
     "recursion via alias": "def f(a, n=3):\n    h = f\n    return a if n == 0 else h(a, n - 1)\n",
     "recursion via nested def": "def f(a):\n    def g(b, n):\n        return b if n == 0 else g(b, n - 1)\n    return g(a, 3)\n",
+    "recursion via class": "class Node:\n    def __init__(self, a):\n        self.kids = Node(a[1:]) if len(a) > 1 else None\n"
+                           "def f(a):\n    return Node(a) and a\n",
+    "recursion via self call": "class M(torch.nn.Module):\n    def forward(self, a):\n"
+                               "        return a if len(a) < 2 else self(a[1:])\ndef f(a):\n    return M()(a)\n",
+    "recursion via method": "class Box:\n    def run(self, a):\n        return a if len(a) < 2 else self.run(a[1:])\n"
+                            "def f(a):\n    return Box().run(a)\n",
     "recursion via dict": "def f(a, n=3):\n    return a if n == 0 else {'k': f}['k'](a, n - 1)\n",
     # iteration builtins and element methods, however reached
     "map": "def f(a):\n    return torch.stack(list(map(lambda r: r * 2, a)))\n",
@@ -150,6 +156,9 @@ EXPECTED = {
     'private': '`._C`',
     'recursion via alias': 'recursion in `f`',
     'recursion via dict': 'recursion in `f`',
+    'recursion via class': 'recursion in `Node`',
+    'recursion via self call': 'recursion in `forward`',
+    'recursion via method': 'recursion in `run`',
     'recursion via lambda': 'recursion in `g`',
     'recursion via nested def': 'recursion in `g`',
     'recursion via tuple': 'recursion in `f`',
@@ -214,7 +223,7 @@ HONEST = {
     "len isinstance": "def f(x):\n    if not isinstance(x, torch.Tensor):\n        raise TypeError('x')\n"
                       "    return x[: len(x) // 2]\n",
     "nn.Module": "from torch import nn\nclass Scale(nn.Module):\n    def __init__(self, s):\n"
-                 "        super().__init__()\n        self.s = s\n    def forward(self, x):\n        return x * self.s\n"
+                 "        super(Scale, self).__init__()\n        assert isinstance(self, Scale)\n        self.s = s\n    def forward(self, x):\n        return x * self.s\n"
                  "def f(x):\n    return Scale(2.0)(x)\n",
     "parameter named sum": "def f(x, sum=True, reduce='mean'):\n    return x.sum(1) if sum and reduce == 'mean' else x\n",
     "local named map": "def f(x):\n    map = x * 2\n    return map\n",

@@ -119,8 +119,12 @@ def _foreign_module_names() -> frozenset[str]:
     """Attribute names under which an allowed module exposes a module outside the subset (sys, os,
     builtins, threading, functools ...): flagged on ANY object, so an alias cannot hide them.
     Tensor methods of the same name (``cuda``, ``cpu`` ...) are left to the resolved checks."""
+    import sys
+
+    import einops.layers.torch  # noqa: F401  (so its modules are scanned too)
     foreign, allowed = set(), set()
-    for mod in sorted(ALLOWED_MODULES - {"__future__"}):
+    einops_modules = [name for name in list(sys.modules) if name.startswith(ALLOWED_MODULE_PREFIXES)]
+    for mod in sorted(ALLOWED_MODULES - {"__future__"}) + sorted(einops_modules):
         m = importlib.import_module(mod)
         for n in dir(m):
             v = getattr(m, n, None)
@@ -307,9 +311,22 @@ class _Checker:
             self.add(node, "`.sort(key=...)`", "it calls Python code once per element; use `torch.sort`")
 
     def recursion(self) -> None:
-        """A function (def or lambda) whose own binding is read anywhere in the code it reaches."""
+        """A function (def, lambda or class) whose own binding is read anywhere in the code it reaches.
+
+        Calls through attributes count as calls of the reached classes' methods of that name, and
+        ``self(...)`` as a call of their ``__call__``/``forward``; a class named in ``super(...)``,
+        ``isinstance(...)`` or an annotation is not called."""
         scopes = [self.module] + list(self.resolver.scope_of.values())
         methods = {name: (id(s), name) for s in scopes if s.kind == "class" for name in s.names}
+        calls_self = [methods[n] for n in ("__call__", "forward") if n in methods]
+        not_calls: set[int] = set()
+        for stmt in self.nodes:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and \
+                        sub.func.id in ("super", "isinstance", "issubclass"):
+                    not_calls.update(id(n) for a in sub.args for n in ast.walk(a))
+                for annotation in _annotations(sub):
+                    not_calls.update(id(n) for n in ast.walk(annotation))
         definers: dict[tuple[int, str], list[ast.AST]] = {}
         for s in scopes:
             for name, nodes in s.names.items():
@@ -321,14 +338,18 @@ class _Checker:
             for d in definers.get(key, []):
                 for sub in ast.walk(d):
                     load = self.resolver.loads.get(id(sub))
+                    if id(sub) in not_calls:
+                        continue
                     if load is not None and load[1] is not None:
                         out.add((id(load[1]), sub.id))
+                    if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "self":
+                        out.update(calls_self)
                     elif isinstance(sub, ast.Attribute) and sub.attr in methods and not sub.attr.startswith("__"):
                         out.add(methods[sub.attr])
             return frozenset(out)
 
         for key, nodes in definers.items():
-            fn = next((d for d in nodes if isinstance(d, FUNCTIONS)), None)
+            fn = next((d for d in nodes if isinstance(d, FUNCTIONS + (ast.ClassDef,))), None)
             if fn is None:
                 continue
             stack, seen = list(edges(key)), set()
@@ -340,6 +361,17 @@ class _Checker:
                 if k not in seen:
                     seen.add(k)
                     stack += edges(k)
+
+
+def _annotations(node: ast.AST) -> list[ast.AST]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        a = node.args
+        found = [arg.annotation for arg in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
+                 if arg is not None and arg.annotation is not None]
+        return found + ([node.returns] if node.returns is not None else [])
+    if isinstance(node, ast.AnnAssign):
+        return [node.annotation]
+    return []
 
 
 def _dotted(node: ast.AST) -> str:
