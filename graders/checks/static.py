@@ -44,9 +44,12 @@ class Submission:
         self.cells = [reach.parse_cell(label, source) for label, source in cells]
         self.statements = reach.statements(self.cells)
         self._legacy: LegacySubmission | None = None
+        self._slices: dict[str, tuple[list[reach.Statement], set[str]]] = {}
 
     def _slice(self, function: str) -> tuple[list[reach.Statement], set[str]]:
-        return reach.slice_for(self.statements, function)
+        if function not in self._slices:
+            self._slices[function] = reach.slice_for(self.statements, function)
+        return self._slices[function]
 
     def program_for(self, function: str) -> list[tuple[str, str]]:
         """The minimal program that defines ``function``: the module-level imports, defs, classes and
@@ -77,7 +80,8 @@ class Submission:
             return [Finding(*where, f"`{function}` is an `async def`", write)]
         if not isinstance(last.node, ast.FunctionDef):
             if isinstance(last.node, (ast.If, ast.Try, ast.With, ast.For, ast.While, ast.Match)):
-                how = f"`{function}` is defined inside a `{type(last.node).__name__.lower()}` block"
+                block = type(last.node).__name__.lower()
+                how = f"`{function}` is defined inside {'an' if block == 'if' else 'a'} `{block}` block"
             elif isinstance(last.node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 how = f"`{function}` is bound by an assignment, not a `def`"
             elif isinstance(last.node, (ast.Import, ast.ImportFrom)):

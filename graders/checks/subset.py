@@ -24,12 +24,12 @@ import fnmatch
 import functools
 import importlib
 import itertools
-import operator
 import types
 from typing import Sequence
 
 from graders.checks.finding import Finding
-from graders.checks.scopes import FUNCTIONS, Resolver, Scope, resolve
+from graders.checks.recursion import recursive_functions
+from graders.checks.scopes import resolve
 
 LIBRARY_ROOTS = ("torch", "einops", "math", "typing")
 ALLOWED_IMPORT_ROOTS = LIBRARY_ROOTS + ("__future__",)
@@ -223,6 +223,8 @@ class _Checker:
             self.add(node, f"`{node.id}`", "reflection is not allowed in the code an exercise reaches")
             return
         if q is None:
+            if self.resolver.loads[id(node)][1] is None and node.id in REFLECTION:  # get_ipython
+                self.add(node, f"`{node.id}`", "reflection is not allowed in the code an exercise reaches")
             return
         if q.startswith("builtins."):
             if node.id in ITERATING:
@@ -311,67 +313,8 @@ class _Checker:
             self.add(node, "`.sort(key=...)`", "it calls Python code once per element; use `torch.sort`")
 
     def recursion(self) -> None:
-        """A function (def, lambda or class) whose own binding is read anywhere in the code it reaches.
-
-        Calls through attributes count as calls of the reached classes' methods of that name, and
-        ``self(...)`` as a call of their ``__call__``/``forward``; a class named in ``super(...)``,
-        ``isinstance(...)`` or an annotation is not called."""
-        scopes = [self.module] + list(self.resolver.scope_of.values())
-        methods = {name: (id(s), name) for s in scopes if s.kind == "class" for name in s.names}
-        calls_self = [methods[n] for n in ("__call__", "forward") if n in methods]
-        not_calls: set[int] = set()
-        for stmt in self.nodes:
-            for sub in ast.walk(stmt):
-                if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and \
-                        sub.func.id in ("super", "isinstance", "issubclass"):
-                    not_calls.update(id(n) for a in sub.args for n in ast.walk(a))
-                for annotation in _annotations(sub):
-                    not_calls.update(id(n) for n in ast.walk(annotation))
-        definers: dict[tuple[int, str], list[ast.AST]] = {}
-        for s in scopes:
-            for name, nodes in s.names.items():
-                definers[(id(s), name)] = nodes
-
-        @functools.lru_cache(maxsize=None)
-        def edges(key: tuple[int, str]) -> frozenset:
-            out = set()
-            for d in definers.get(key, []):
-                for sub in ast.walk(d):
-                    load = self.resolver.loads.get(id(sub))
-                    if id(sub) in not_calls:
-                        continue
-                    if load is not None and load[1] is not None:
-                        out.add((id(load[1]), sub.id))
-                    if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "self":
-                        out.update(calls_self)
-                    elif isinstance(sub, ast.Attribute) and sub.attr in methods and not sub.attr.startswith("__"):
-                        out.add(methods[sub.attr])
-            return frozenset(out)
-
-        for key, nodes in definers.items():
-            fn = next((d for d in nodes if isinstance(d, FUNCTIONS + (ast.ClassDef,))), None)
-            if fn is None:
-                continue
-            stack, seen = list(edges(key)), set()
-            while stack:
-                k = stack.pop()
-                if k == key:
-                    self.add(fn, f"recursion in `{key[1]}`", "a recursive call repeats Python work per element")
-                    break
-                if k not in seen:
-                    seen.add(k)
-                    stack += edges(k)
-
-
-def _annotations(node: ast.AST) -> list[ast.AST]:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        a = node.args
-        found = [arg.annotation for arg in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
-                 if arg is not None and arg.annotation is not None]
-        return found + ([node.returns] if node.returns is not None else [])
-    if isinstance(node, ast.AnnAssign):
-        return [node.annotation]
-    return []
+        for node, name in recursive_functions(self.module, self.resolver, self.nodes):
+            self.add(node, f"recursion in `{name}`", "a recursive call repeats Python work per element")
 
 
 def _dotted(node: ast.AST) -> str:
