@@ -14,6 +14,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # no display: files only
+import matplotlib.ticker  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -60,6 +61,7 @@ def score_histogram(assignment: Assignment, rows: list[StudentRow]):
     ax.hist(totals, bins=np.arange(0, top + 2) - 0.5, color="tab:blue", edgecolor="white")
     ax.set_xlabel(f"total points (of {top:g})")
     ax.set_ylabel("students")
+    ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.set_title(f"score distribution ({len(totals)} graded)")
     return fig
 
