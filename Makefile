@@ -16,6 +16,7 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/vecgrade demo --dir demo-course
 
 test: $(VENV)/.installed
+	test -x /usr/bin/chromium || apt-get install -y chromium || (apt-get update && apt-get install -y chromium)
 	$(PY) -m pytest -n 2 --dist loadfile -q
 
 validate: $(VENV)/.installed

@@ -1,10 +1,16 @@
-"""``vecgrade``: what nbgrader lacks for this course -- build, validate, grade a class, report, demo."""
+"""``vecgrade``: what nbgrader lacks for this course -- build, validate, grade a class, status, report, export, demo.
+
+A user's mistake (an unknown name, a missing folder or gradebook, an unwritable
+path) gets one line on stderr and exit code 2, never a traceback.
+"""
 from __future__ import annotations
 
 import csv
+import os
 import sys
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Optional
+from typing import NoReturn, Optional
 
 import typer
 from rich.console import Console
@@ -15,16 +21,67 @@ from graders.model.exercise import PARTS
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Build, check and grade the vecgrade course (plain nbgrader underneath).")
 console = Console(width=None if sys.stdout.isatty() else 160)
+errors = Console(stderr=True, soft_wrap=True)
 COURSE = typer.Option(Path("."), "--course", "-c", help="Course directory (holds nbgrader_config.py).")
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    errors.print(f"[red]error:[/red] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def _version(value: bool) -> None:
+    if value:
+        try:
+            console.print(f"vecgrade {version('vecgrade')}")
+        except PackageNotFoundError:
+            console.print("vecgrade (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(_: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                help="Print the version and exit.")):
+    """Build, check and grade the vecgrade course (plain nbgrader underneath)."""
 
 
 def _course(root: Path):
     from graders.course.directory import Course
     try:
-        return Course(root)
+        course = Course(root)
     except FileNotFoundError as exc:
-        console.print(f"[red]{exc}[/red]")
-        raise typer.Exit(2)
+        fail(str(exc))
+    if not (course.root / "assignments").is_dir():
+        fail(f"{course.root} has no assignments/ folder: not a vecgrade course")
+    return course
+
+
+def _choose(kind: str, name: str, valid, where: str = "") -> None:
+    """One line naming what exists instead of a KeyError or an empty result."""
+    if name not in valid:
+        fail(f"no {kind} {name!r}{where}; choose one of: {', '.join(valid) or '(none)'}")
+
+
+def _assignment(course, name: str):
+    _choose("assignment", name, list(course.assignments))
+    return course.assignments[name]
+
+
+def _gradebook(course):
+    from graders.course.results import NoGradebook, open_gradebook
+    try:
+        return open_gradebook(course)
+    except NoGradebook as exc:
+        fail(str(exc))
+
+
+def _writable(path: Path) -> Path:
+    """Fail before any work when a file cannot be written where asked (and create nothing)."""
+    if not path.parent.is_dir():
+        fail(f"cannot write {path}: folder {path.parent} does not exist")
+    if path.is_dir() or not os.access(path if path.exists() else path.parent, os.W_OK):
+        fail(f"cannot write {path}: {'it is a folder' if path.is_dir() else 'permission denied'}")
+    return path
 
 
 @app.command()
@@ -53,15 +110,17 @@ def validate(assignments: Optional[list[str]] = typer.Argument(None, help="Assig
     from graders.course.validate import validate_assignment
     c = _course(course)
     chosen = assignments or list(c.assignments)
+    for name in chosen:
+        _assignment(c, name)
+    known = [ex.name for name in chosen for ex in c.assignments[name].exercises]
+    for name in exercise or []:
+        _choose("exercise", name, known, f" in {', '.join(chosen)}")
     table = Table(title="vecgrade validate")
     for col in ("assignment", "exercise", "reference", "loop: vectorized", "stub: correct",
                 "ref. speedup", "threshold", "result"):
         table.add_column(col)
     failed = 0
     for name in chosen:
-        if name not in c.assignments:
-            console.print(f"[red]no assignment {name!r} in {c.root / 'assignments'}[/red]")
-            raise typer.Exit(2)
         with console.status(f"validating {name} ..."):
             rows = validate_assignment(c.assignments[name], seed=seed, only=exercise or None)
         for row in rows:
@@ -95,35 +154,101 @@ def grade(assignment: str, course: Path = COURSE,
 
 @app.command()
 def report(assignment: str, course: Path = COURSE,
-           csv_path: Optional[Path] = typer.Option(None, "--csv", help="Also write the table as CSV.")):
-    """Per-student, per-exercise scores from the gradebook."""
+           csv_path: Optional[Path] = typer.Option(None, "--csv", help="Also write the table as CSV (parts.csv)."),
+           html_path: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained page with plots.")):
+    """Per-student, per-exercise scores from the gradebook; ungraded submissions are listed, never scored 0."""
+    from graders.course.results import class_marks, read_verdicts
     c = _course(course)
-    a = c.assignments[assignment]
-    scores = c.part_scores(a)
+    a = _assignment(c, assignment)
+    for path in (csv_path, html_path):
+        if path:
+            _writable(path)
+    with _gradebook(c) as gb:
+        rows = class_marks(gb, c, a)
     table = Table(title=f"{assignment}: correct / vectorized / fast")
     table.add_column("student")
     for ex in a.exercises:
         table.add_column(ex.name)
     table.add_column("total")
-    rows = []
-    for student, s in sorted(scores.items()):
-        cells, total = [], 0.0
-        for ex in a.exercises:
-            marks = [s[ex.grade_id(p)] for p in PARTS]
-            total += sum(m or 0 for m in marks)
-            cells.append(" / ".join("-" if m is None else f"{m:g}" for m in marks))
-        table.add_row(student, *cells, f"{total:g}")
-        rows.append([student] + [s[ex.grade_id(p)] for ex in a.exercises for p in PARTS] + [total])
+    for r in rows:
+        cells = [" / ".join("-" if r.marks[ex.grade_id(p)] is None else f"{r.marks[ex.grade_id(p)]:g}" for p in PARTS)
+                 if r.graded else "[yellow]ungraded[/yellow]" for ex in a.exercises]
+        table.add_row(r.student, *cells, f"{r.total:g}" if r.graded else "-")
     console.print(table)
-    from graders.course.grade import ungraded
-    for student, reason in sorted(ungraded(c, assignment).items()):
-        console.print(f"[red]could not grade {student}[/red]: {reason}")
+    for r in rows:
+        if not r.graded:
+            console.print(f"[red]no marks for {r.student}[/red]: {r.status}", soft_wrap=True)
     if csv_path:
         with open(csv_path, "w", newline="") as f:
             writer = csv.writer(f)
-            writer.writerow(["student"] + [ex.grade_id(p) for ex in a.exercises for p in PARTS] + ["total"])
-            writer.writerows(rows)
+            writer.writerow(["student"] + [ex.grade_id(p) for ex in a.exercises for p in PARTS] + ["total", "status"])
+            for r in rows:
+                writer.writerow([r.student] + ["" if r.marks[g] is None else r.marks[g] for g in r.marks]
+                                + ["" if r.total is None else r.total, r.status])
         console.print(f"wrote {csv_path}")
+    if html_path:
+        from graders.course.report import write_html
+        write_html(html_path, a, rows, read_verdicts(c, a, [r.student for r in rows if r.graded]))
+        console.print(f"wrote {html_path}")
+
+
+@app.command()
+def status(assignment: Optional[str] = typer.Argument(None, help="One assignment (default: all)."),
+           course: Path = COURSE):
+    """Per assignment: released, submitted, graded, ungraded (and why), feedback out of date."""
+    from graders.course.status import assignment_status
+    c = _course(course)
+    names = [_assignment(c, assignment).name] if assignment else list(c.assignments)
+    table = Table(title="vecgrade status")
+    for col in ("assignment", "released", "submitted", "graded", "ungraded", "not graded yet", "feedback out of date"):
+        table.add_column(col)
+    reasons = []
+    for name in names:
+        s = assignment_status(c, name)
+        table.add_row(name, "yes" if s.released else "no", str(len(s.submitted)), str(len(s.graded)),
+                      str(len(s.ungraded)), ", ".join(s.waiting) or "0", ", ".join(s.stale_feedback) or "0")
+        reasons += [f"{name}: could not grade {student}: {why}" for student, why in sorted(s.ungraded.items())]
+    console.print(table)
+    for line in reasons:
+        console.print(line, soft_wrap=True, highlight=False)
+
+
+@app.command()
+def feedback(assignment: str, course: Path = COURSE):
+    """Regenerate every student's feedback HTML for ASSIGNMENT (always forced: a regrade never leaves stale HTML)."""
+    c = _course(course)
+    _assignment(c, assignment)
+    if not (c.root / "autograded").is_dir():
+        fail(f"nothing autograded in {c.root} yet (run `vecgrade grade {assignment}`)")
+    _gradebook(c).close()
+    with c.api() as api:
+        result = api.generate_feedback(assignment, force=True)
+    if not result["success"]:
+        fail(f"nbgrader generate_feedback failed: {result.get('error') or result.get('log', '')}".strip(), 1)
+    console.print(f"feedback for {assignment} regenerated in {c.root / 'feedback'}")
+
+
+@app.command()
+def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignments (default: all in the gradebook)."),
+           course: Path = COURSE,
+           to: Path = typer.Option(Path("grades.csv"), "--to", help="CSV file to write."),
+           student: Optional[list[str]] = typer.Option(None, "--student", "-s", help="Only these students.")):
+    """An LMS-ready CSV: one row per student, one column per exercise part, max points, status, names and emails."""
+    from graders.course.export import export_rows, write_csv
+    c = _course(course)
+    chosen = [_assignment(c, name) for name in assignments or []]
+    _writable(to)
+    with _gradebook(c) as gb:
+        if not chosen:
+            in_gb = {a.name for a in gb.assignments}
+            chosen = [a for n, a in c.assignments.items() if n in in_gb]
+        rows = export_rows(gb, c, chosen)
+    known = [r["student_id"] for r in rows[1:]]
+    for name in student or []:
+        _choose("student", name, known)
+    rows = [rows[0]] + [r for r in rows[1:] if not student or r["student_id"] in student]
+    write_csv(rows, to)
+    console.print(f"wrote {to}: {len(rows) - 1} student(s), {', '.join(a.name for a in chosen)}")
 
 
 @app.command()

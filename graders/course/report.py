@@ -1,0 +1,132 @@
+"""``vecgrade report A --html FILE``: one self-contained page of class statistics, plots embedded as PNG.
+
+Pass rates and scores come from the gradebook (``class_marks``); speedups and
+failure messages from what the grader wrote into the autograded notebooks'
+grade cells. Ungraded students are listed apart and count in no rate or mean.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display: files only
+import matplotlib.ticker  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from graders.course.results import StudentRow, Verdicts, max_points  # noqa: E402
+from graders.model.exercise import PARTS, Assignment  # noqa: E402
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return f'<img alt="{html.escape(fig.get_label())}" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
+
+
+def pass_rates(assignment: Assignment, rows: list[StudentRow]) -> np.ndarray:
+    """exercise x part: the fraction of graded students with the part's full points."""
+    graded = [r for r in rows if r.graded]
+    maxes = max_points(assignment)
+    rates = np.full((len(assignment.exercises), len(PARTS)), np.nan)
+    for i, ex in enumerate(assignment.exercises):
+        for j, part in enumerate(PARTS):
+            gid = ex.grade_id(part)
+            if graded:
+                rates[i, j] = sum((r.marks[gid] or 0) >= maxes[gid] for r in graded) / len(graded)
+    return rates
+
+
+def heat_map(assignment: Assignment, rates: np.ndarray):
+    fig, ax = plt.subplots(figsize=(5, 0.5 * len(assignment.exercises) + 1.2), num="pass rate heat map")
+    im = ax.imshow(rates, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
+    ax.set_xticks(range(len(PARTS)), PARTS)
+    ax.set_yticks(range(len(assignment.exercises)), [ex.name for ex in assignment.exercises])
+    for (i, j), v in np.ndenumerate(rates):
+        ax.text(j, i, "-" if np.isnan(v) else f"{v:.0%}", ha="center", va="center")
+    fig.colorbar(im, ax=ax, label="pass rate")
+    ax.set_title("pass rate per exercise and part")
+    return fig
+
+
+def score_histogram(assignment: Assignment, rows: list[StudentRow]):
+    totals = [r.total for r in rows if r.graded]
+    top = sum(max_points(assignment).values())
+    fig, ax = plt.subplots(figsize=(6, 3), num="score distribution")
+    ax.hist(totals, bins=np.arange(0, top + 2) - 0.5, color="tab:blue", edgecolor="white")
+    ax.set_xlabel(f"total points (of {top:g})")
+    ax.set_ylabel("students")
+    ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    ax.set_title(f"score distribution ({len(totals)} graded)")
+    return fig
+
+
+def speedup_plot(assignment: Assignment, verdicts: Verdicts):
+    fig, ax = plt.subplots(figsize=(1.4 * len(assignment.exercises) + 2, 3.5), num="measured speedups")
+    rng = np.random.default_rng(0)
+    for i, ex in enumerate(assignment.exercises):
+        values = verdicts.speedups.get(ex.name, [])
+        ax.scatter(i + rng.uniform(-0.15, 0.15, len(values)), values, s=18, alpha=0.7,
+                   c=["tab:green" if v >= ex.speedup else "tab:red" for v in values])
+        ax.hlines(ex.speedup, i - 0.35, i + 0.35, colors="black", linestyles="dashed",
+                  label="threshold" if i == 0 else None)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(assignment.exercises)), [ex.name for ex in assignment.exercises], rotation=20)
+    ax.set_ylabel("speedup over the loop version")
+    ax.set_title("measured speedups (dots) vs threshold (dashes)")
+    ax.legend(loc="upper right")
+    return fig
+
+
+def _table(head: list[str], body: list[list[str]]) -> str:
+    cells = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in body)
+    return f"<table><tr>{cells}</tr>{rows}</table>"
+
+
+def marks_table(assignment: Assignment, rows: list[StudentRow]) -> str:
+    head = ["student"] + [ex.name for ex in assignment.exercises] + ["total", "status"]
+    body = []
+    for r in rows:
+        cells = [" / ".join("-" if r.marks[ex.grade_id(p)] is None else f"{r.marks[ex.grade_id(p)]:g}" for p in PARTS)
+                 if r.graded else "ungraded" for ex in assignment.exercises]
+        body.append([r.student, *cells, "" if r.total is None else f"{r.total:g}", r.status])
+    return _table(head, body)
+
+
+STYLE = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}
+img{max-width:100%;display:block;margin:1em 0}h2{border-bottom:1px solid #ddd}"""
+
+
+def render_html(assignment: Assignment, rows: list[StudentRow], verdicts: Verdicts) -> str:
+    not_graded = [r for r in rows if not r.graded]
+    failures = "".join(
+        f"<h3>{html.escape(ex.name)}</h3>"
+        + (_table(["times", "message"], [[str(n), msg] for msg, n in verdicts.failures[ex.name].most_common(5)])
+           if verdicts.failures.get(ex.name) else "<p>no failures</p>")
+        for ex in assignment.exercises)
+    parts = [
+        f"<h1>{html.escape(assignment.name)}: class report</h1>",
+        f"<p>{sum(r.graded for r in rows)} graded, {len(not_graded)} without marks. "
+        "Rates, scores and speedups count graded submissions only.</p>",
+        "<h2>Pass rates</h2>", _png(heat_map(assignment, pass_rates(assignment, rows))),
+        "<h2>Scores</h2>", _png(score_histogram(assignment, rows)),
+        "<h2>Speedups</h2>", _png(speedup_plot(assignment, verdicts)),
+        "<h2>Most frequent failures</h2>", failures,
+        '<h2 id="ungraded">Ungraded</h2>',
+        _table(["student", "status"], [[r.student, r.status] for r in not_graded]) if not_graded
+        else "<p>every submission was graded</p>",
+        "<h2>Marks (correct / vectorized / fast)</h2>", marks_table(assignment, rows),
+    ]
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(assignment.name)} report</title>"
+            f"<style>{STYLE}</style></head><body>{''.join(parts)}</body></html>\n")
+
+
+def write_html(dest: Path, assignment: Assignment, rows: list[StudentRow], verdicts: Verdicts) -> None:
+    Path(dest).write_text(render_html(assignment, rows, verdicts))

@@ -1,0 +1,66 @@
+"""JupyterLab servers and screenshots for the browser tests (imported by the tests and their conftest)."""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+from graders import KIT_ROOT
+
+CHROMIUM = Path("/usr/bin/chromium")
+SHOTS = KIT_ROOT / "browser-screenshots"
+
+
+def shot(page, name: str) -> Path:
+    SHOTS.mkdir(exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=False)
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def jupyter_lab(root: Path, timeout: float = 90):
+    """``jupyter lab`` serving ``root`` (also its working directory, so nbgrader finds the course config)."""
+    port, token = _free_port(), secrets.token_hex(16)
+    log = open(root.parent / f"jupyter-{port}.log", "w")
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(root.parent / ".jupyter-config"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--allow-root",
+         "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        cwd=root, stdout=log, stderr=subprocess.STDOUT, env=env)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2) as r:
+                    json.load(r)
+                    break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"jupyter lab did not start; see {log.name}")
+                time.sleep(0.5)
+        yield base, token
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()

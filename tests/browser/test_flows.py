@@ -1,0 +1,180 @@
+"""The student's and the instructor's flows in JupyterLab under headless Chromium, and the HTML report.
+
+Student: open the released notebook, write an answer, run it and the examples cell, read the self-check;
+press Validate. Instructor: the formgrader lists the assignment and the autograded submissions with scores.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from typer.testing import CliRunner
+
+from graders.cli import app
+from graders.course.build import write_source
+from graders.course.demo import make_course, submit_class
+from graders.course.grade import grade_class
+from graders.course.roster import loop_answer, roster
+
+from lab import jupyter_lab, shot
+
+CLASS = ("ada", "bob")
+NOTEBOOK = "broadcasting.ipynb"
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory, broadcasting):
+    course = make_course(tmp_path_factory.mktemp("browser") / "course")
+    write_source(course.root, broadcasting)
+    with course.api() as api:
+        assert api.generate_assignment("broadcasting")["success"]
+    return course
+
+
+@pytest.fixture(scope="module")
+def graded(released):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("graders.course.demo.roster", lambda: [p for p in roster() if p.student in CLASS])
+        students = submit_class(released, "broadcasting")
+    assert all(r.success for r in grade_class(released, "broadcasting", students))
+    return released
+
+
+@pytest.fixture
+def student_dir(released, tmp_path):
+    """A student's folder holding only the released notebook."""
+    home = tmp_path / "student"
+    home.mkdir()
+    shutil.copy(released.root / "release" / "broadcasting" / NOTEBOOK, home / NOTEBOOK)
+    return home
+
+
+# --- JupyterLab helpers ------------------------------------------------------------------------------
+
+def open_notebook(page, base: str, token: str, name: str):
+    page.goto(f"{base}/lab/tree/{name}?token={token}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+
+
+def cell(page, index: int):
+    return page.locator(".jp-Notebook:visible .jp-Cell").nth(index)
+
+
+def set_source(page, index: int, source: str):
+    editor = cell(page, index).locator(".cm-content")
+    editor.scroll_into_view_if_needed()
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(source)  # no auto-indent or bracket closing, unlike typing
+
+
+def run(page, index: int, timeout: float = 60_000) -> str:
+    """Run one cell and return its output text once the kernel is idle again."""
+    target = cell(page, index)
+    target.locator(".cm-content").click()
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function(
+        "i => { const c = document.querySelectorAll('.jp-Notebook .jp-Cell')[i];"
+        " const p = c && c.querySelector('.jp-InputPrompt'); return p && /\\[\\d+\\]/.test(p.textContent); }",
+        arg=index, timeout=timeout)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout)
+    return target.locator(".jp-OutputArea").inner_text()
+
+
+def index_of(nb, cell_id: str) -> int:
+    return next(i for i, c in enumerate(nb.cells) if c.get("id") == cell_id)
+
+
+def validate(page, timeout: float = 180_000) -> str:
+    """Press nbgrader's Validate button; return the dialog's text and close it."""
+    page.keyboard.press("Control+S")
+    page.get_by_role("button", name=re.compile("Validate")).first.click()
+    dialog = page.locator(".jp-Dialog-content")
+    dialog.wait_for(timeout=timeout)
+    page.wait_for_function("() => !/Validating/i.test(document.querySelector('.jp-Dialog-content').innerText)",
+                           timeout=timeout)
+    return dialog.inner_text()
+
+
+def close_dialog(page):
+    page.locator(".jp-Dialog-content button").last.click()
+
+
+def grade_cells_can_fail(nb) -> bool:
+    """The `student` branch's contract: grade cells run the part's self-check and raise when it fails.
+    Until then a grade cell holds only comments, and Validate cannot fail."""
+    return any(line.strip() and not line.strip().startswith("#")
+               for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")
+               for line in c.source.splitlines())
+
+
+# --- flows ---------------------------------------------------------------------------------------------
+
+def test_student_flow(page, student_dir, broadcasting):
+    nb = nbformat.read(student_dir / NOTEBOOK, as_version=4)
+    ex = broadcasting.exercises[0]
+    answer, examples = index_of(nb, "batch-outer-answer"), index_of(nb, "batch-outer-examples")
+    with jupyter_lab(student_dir) as (base, token):
+        open_notebook(page, base, token, NOTEBOOK)
+        run(page, index_of(nb, "setup"))
+
+        set_source(page, answer, ex.reference_source())
+        assert run(page, answer) == ""
+        out = run(page, examples)
+        shot(page, "student-correct")
+        assert "[ok] batch_outer(a)" in out and "[x]" not in out, out
+
+        set_source(page, answer, loop_answer(ex))
+        run(page, answer)
+        out = run(page, examples)
+        cell(page, examples).scroll_into_view_if_needed()
+        shot(page, "student-loop")
+        assert "[x]" in out and "for" in out, out  # the grader's message: a `for` loop, build it with broadcasting
+
+        if not grade_cells_can_fail(nb):
+            pytest.xfail("grade cells hold only comments (the `student` branch makes them raise): "
+                         "Validate cannot fail yet")
+        result = validate(page)
+        shot(page, "student-validate-loop")
+        assert "Success" not in result and "batch_outer" in result, result
+        close_dialog(page)
+
+        for other in broadcasting.exercises:
+            set_source(page, index_of(nb, f"{other.name.replace('_', '-')}-answer"), other.reference_source())
+        result = validate(page)
+        shot(page, "student-validate-correct")
+        assert "Success" in result, result
+
+
+def test_instructor_flow(page, graded):
+    with jupyter_lab(graded.root) as (base, token):
+        page.goto(f"{base}/formgrader?token={token}")
+        page.get_by_text("broadcasting").first.wait_for(timeout=90_000)
+        shot(page, "formgrader-assignments")
+        page.goto(f"{base}/formgrader/manage_students?token={token}")
+        page.get_by_text("ada").first.wait_for(timeout=60_000)
+        page.goto(f"{base}/formgrader/gradebook/broadcasting/broadcasting?token={token}")
+        page.get_by_text("Submission #1").first.wait_for(timeout=60_000)
+        table = page.locator("table").first.inner_text()
+        shot(page, "formgrader-submissions")
+        # ada's vectorized answers earn all 16 points, bob's loops only "correct": 8
+        assert re.search(r"16(\.0+)?\s*/\s*16", table), table
+        assert re.search(r"\b8(\.0+)?\s*/\s*16", table), table
+
+
+def test_report_page(page, graded, tmp_path):
+    dest = tmp_path / "report.html"
+    result = CliRunner().invoke(app, ["report", "broadcasting", "-c", str(graded.root), "--html", str(dest)])
+    assert result.exit_code == 0, result.output
+    page.goto(dest.as_uri())
+    images = page.locator("img")
+    assert images.count() == 3
+    sizes = images.evaluate_all("imgs => imgs.map(i => [i.complete, i.naturalWidth, i.naturalHeight])")
+    assert all(done and w > 200 and h > 100 for done, w, h in sizes), sizes
+    page.get_by_text("Pass rates").scroll_into_view_if_needed()
+    shot(page, "report")
