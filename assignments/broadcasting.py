@@ -6,7 +6,7 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 """
 import torch
 
-from graders.model.exercise import Assignment, Case, Example, Exercise, Points
+from graders.model.exercise import Assignment, Case, Example, Exercise
 from graders.model.inputs import rand, randint
 
 LESSON = """\
@@ -72,8 +72,6 @@ def batch_outer_hidden(gen):
 
 
 BATCH_OUTER = Exercise(
-    name="batch_outer",
-    signature="def batch_outer(a):",
     task="""\
 Given a batch of vectors `a` of shape `[B, F]`, return the batch of their outer
 products, shape `[B, F, F]`: `out[b, i, j] = a[b, i] * a[b, j]`.""",
@@ -88,11 +86,8 @@ products, shape `[B, F, F]`: `out[b, i, j] = a[b, i] * a[b, j]`.""",
         Example("a = torch.arange(6.).view(2, 3)", "batch_outer(a)"),
     ),
     loop_hint="build the [B, F, F] result with broadcasting instead",
-    count_sizes=(4, 16),
     bench_size=24,
     speedup=20,
-    ref_factor=10,
-    points=Points(correct=2, vectorized=1, fast=1),
 )
 
 
@@ -126,8 +121,6 @@ def pairwise_sq_dists_hidden(gen):
 
 
 PAIRWISE_SQ_DISTS = Exercise(
-    name="pairwise_sq_dists",
-    signature="def pairwise_sq_dists(x, y):",
     task="""\
 Given `N` points `x` of shape `[N, D]` and `M` points `y` of shape `[M, D]`,
 return the `[N, M]` matrix of squared Euclidean distances:
@@ -146,10 +139,8 @@ return the `[N, M]` matrix of squared Euclidean distances:
     rtol=1e-4,
     atol=2e-2,
     loop_hint="build the [N, M] result with broadcasting instead",
-    count_sizes=(4, 16),
     bench_size=20,
     speedup=15,
-    ref_factor=10,
 )
 
 
@@ -194,8 +185,6 @@ def standardize_columns_hidden(gen):
 
 
 STANDARDIZE_COLUMNS = Exercise(
-    name="standardize_columns",
-    signature="def standardize_columns(x, eps=1e-5):",
     task="""\
 Standardize each column of `x` (shape `[N, D]`): subtract the column's mean and
 divide by the column's population standard deviation plus `eps`,
@@ -214,10 +203,8 @@ divide by the column's population standard deviation plus `eps`,
     rtol=1e-4,
     atol=1e-4,
     loop_hint="compute the column statistics with reductions over axis 0 instead",
-    count_sizes=(4, 16),
     bench_size=24,
     speedup=10,
-    ref_factor=10,
 )
 
 
@@ -257,8 +244,6 @@ def softmax_rows_hidden(gen):
 
 
 SOFTMAX_ROWS = Exercise(
-    name="softmax_rows",
-    signature="def softmax_rows(x):",
     task="""\
 Return the softmax of each row of `x` (shape `[N, D]`):
 `out[i, j] = exp(x[i, j]) / sum_k exp(x[i, k])`. The result must stay finite for
@@ -278,10 +263,8 @@ are not allowed (in any namespace).""",
     forbidden=("softmax", "log_softmax", "Softmax", "LogSoftmax", "softmin", "Softmin"),
     forbidden_ops=("_softmax", "_log_softmax", "softmax", "log_softmax"),
     loop_hint="work on whole rows with reductions along axis 1 instead",
-    count_sizes=(4, 16),
     bench_size=24,
     speedup=10,
-    ref_factor=10,
 )
 
 

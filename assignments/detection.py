@@ -7,7 +7,7 @@ ground-truth boxes, and RoI Align. ``vecgrade build`` turns this file into
 """
 import torch
 
-from graders.model.exercise import Assignment, Case, Example, Exercise, Points
+from graders.model.exercise import Assignment, Case, Example, Exercise
 from graders.model.inputs import pick, rand, randint
 
 LESSON = """\
@@ -175,8 +175,6 @@ def box_iou_hidden(gen):
 
 
 BOX_IOU = Exercise(
-    name="box_iou",
-    signature="def box_iou(boxes1, boxes2):",
     task="""\
 Given two sets of boxes, `boxes1` of shape `[N, 4]` and `boxes2` of shape `[M, 4]`,
 each row `(x1, y1, x2, y2)` with `x1 <= x2` and `y1 <= y2`, return the `[N, M]`
@@ -207,10 +205,8 @@ is 0. `N` or `M` may be 0. The result has the dtype of the inputs.""",
     rtol=1e-4,
     atol=1e-6,
     loop_hint="compute the [N, M] overlaps with broadcasting instead",
-    count_sizes=(4, 16),
     bench_size=28,
     speedup=15,
-    ref_factor=10,
 )
 
 
@@ -288,8 +284,6 @@ def match_anchors_hidden(gen):
 
 
 MATCH_ANCHORS = Exercise(
-    name="match_anchors",
-    signature="def match_anchors(anchors, gt, threshold):",
     task="""\
 Match anchor boxes to ground-truth boxes. `anchors` is `[N, 4]`, `gt` is `[M, 4]`,
 rows `(x1, y1, x2, y2)` as in `box_iou` (IoU 0 where the union is 0), and
@@ -322,10 +316,8 @@ notebook, and checks what your function calls as well) or compute the IoU here."
                 "match_anchors(anchors, gt, 0.5)"),
     ),
     loop_hint="compute the [N, M] IoU matrix with broadcasting and reduce it over axis 1 instead",
-    count_sizes=(4, 16),
     bench_size=32,
     speedup=15,
-    ref_factor=10,
 )
 
 
@@ -438,8 +430,6 @@ def roi_align_hidden(gen):
 
 
 ROI_ALIGN = Exercise(
-    name="roi_align",
-    signature="def roi_align(features, boxes, output_size):",
     task="""\
 RoI Align with one sample per bin. `features` is a `[C, H, W]` float map, `boxes`
 is `[N, 4]` with rows `(x1, y1, x2, y2)` in feature-map pixels (x along `W`, y
@@ -479,10 +469,8 @@ output_size=n, spatial_scale=1.0, sampling_ratio=1, aligned=True)`.""",
     rtol=1e-4,
     atol=1e-4,
     loop_hint="compute the sample positions as [N, n] tensors and gather with integer-array indexing instead",
-    count_sizes=(4, 16),
     bench_size=8,
     speedup=12,   # measured 59x-124x on the shared 2-core machine
-    ref_factor=10,
 )
 
 

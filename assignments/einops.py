@@ -11,7 +11,7 @@ import torch
 import einops
 from einops import rearrange, reduce  # noqa: F401 - names of the preamble, used by students
 
-from graders.model.exercise import Assignment, Case, Example, Exercise, Points
+from graders.model.exercise import Assignment, Case, Example, Exercise
 from graders.model.inputs import rand, randint
 
 PREAMBLE = "import torch\nimport einops\nfrom einops import rearrange, reduce"
@@ -114,8 +114,6 @@ def batched_bilinear_hidden(gen):
 
 
 BATCHED_BILINEAR = Exercise(
-    name="batched_bilinear",
-    signature="def batched_bilinear(x, W, y):",
     task="""\
 Given a batch of vectors `x` of shape `[B, I]`, a batch of vectors `y` of shape
 `[B, J]` and a stack of `O` matrices `W` of shape `[O, I, J]`, return the `[B, O]`
@@ -138,10 +136,8 @@ tensor of bilinear forms: `out[b, o] = sum_i sum_j x[b, i] * W[o, i, j] * y[b, j
     rtol=1e-4,
     atol=1e-4,
     loop_hint="name the axes and let `torch.einsum` do the multiplying and summing instead",
-    count_sizes=(4, 16),
     bench_size=8,
     speedup=20,
-    ref_factor=10,
 )
 
 
@@ -188,8 +184,6 @@ def patchify_hidden(gen):
 
 
 PATCHIFY = Exercise(
-    name="patchify",
-    signature="def patchify(images, p):",
     task="""\
 Cut each image of `images` (shape `[B, C, H, W]`, `H` and `W` divisible by `p`)
 into non-overlapping `p x p` patches, the way a Vision Transformer makes its
@@ -213,10 +207,8 @@ the channels innermost. In einops notation this is
                 note="a 256 x 256 RGB image in 32 x 32 patches: 8 x 8 = 64 tokens of 32 * 32 * 3 = 3072 values"),
     ),
     loop_hint="split and reorder the axes with `rearrange` (or `reshape`/`permute`) instead",
-    count_sizes=(4, 16),
     bench_size=8,
     speedup=20,
-    ref_factor=10,
 )
 
 
@@ -257,8 +249,6 @@ def space_to_depth_hidden(gen):
 
 
 SPACE_TO_DEPTH = Exercise(
-    name="space_to_depth",
-    signature="def space_to_depth(x, r):",
     task="""\
 Move each `r x r` block of pixels of `x` (shape `[B, C, H, W]`, `H` and `W`
 divisible by `r`) into the channel axis. Return shape `[B, r * r * C, H/r, W/r]`
@@ -279,10 +269,8 @@ so it does not give this result as it is.""",
                 note="two channels: the channel index varies fastest in the output channels"),
     ),
     loop_hint="split and reorder the axes with `rearrange` (or `reshape`/`permute`) instead",
-    count_sizes=(4, 16),
     bench_size=7,
     speedup=20,
-    ref_factor=10,
 )
 
 
@@ -323,8 +311,6 @@ def channel_shuffle_hidden(gen):
 
 
 CHANNEL_SHUFFLE = Exercise(
-    name="channel_shuffle",
-    signature="def channel_shuffle(x, groups):",
     task="""\
 Shuffle the channels of `x` (shape `[B, C, H, W]`, `C` divisible by `groups`) the
 way ShuffleNet does between grouped convolutions. View the channel axis as
@@ -346,10 +332,8 @@ This is the layout of `'b (g c) h w -> b (c g) h w'` with `g = groups`.""",
         Example("x = torch.arange(16.).view(1, 4, 2, 2)", "channel_shuffle(x, 2)"),
     ),
     loop_hint="split the channel axis and swap its two factors with `rearrange` (or `reshape`/`transpose`) instead",
-    count_sizes=(4, 16),
     bench_size=7,
     speedup=20,
-    ref_factor=10,
 )
 
 
@@ -394,8 +378,6 @@ def max_pool_2x2_hidden(gen):
 
 
 MAX_POOL_2X2 = Exercise(
-    name="max_pool_2x2",
-    signature="def max_pool_2x2(x):",
     task="""\
 Max-pool `x` (shape `[B, C, H, W]`, `H` and `W` even) with a 2x2 window and
 stride 2: return shape `[B, C, H/2, W/2]` with
@@ -419,10 +401,8 @@ The inputs may be floats or integers, and may be negative. `max_pool*` and
                "FractionalMaxPool*"),
     forbidden_ops=("max_pool*", "adaptive_max_pool*", "fractional_max_pool*"),
     loop_hint="split each spatial axis into (blocks, 2) and reduce the window axes instead",
-    count_sizes=(4, 16),
     bench_size=6,
     speedup=12,
-    ref_factor=10,
 )
 
 

@@ -6,7 +6,7 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 """
 import torch
 
-from graders.model.exercise import Assignment, Case, Example, Exercise, Points
+from graders.model.exercise import Assignment, Case, Example, Exercise
 from graders.model.inputs import pick, rand, randint
 
 LESSON = """\
@@ -100,8 +100,6 @@ def select_pairs_hidden(gen):
 
 
 SELECT_PAIRS = Exercise(
-    name="select_pairs",
-    signature="def select_pairs(a, idx):",
     task="""\
 Given a matrix `a` of shape `[N, M]` and `K` index pairs `idx` (int64, shape
 `[K, 2]`, each row a `(row, column)` pair inside `a`), return the `K` selected
@@ -120,10 +118,8 @@ entries, shape `[K]`: `out[k] = a[idx[k, 0], idx[k, 1]]`. Pairs may repeat,
                 "select_pairs(a, idx)", note="the four corners"),
     ),
     loop_hint="gather all K entries at once with integer-array indexing instead",
-    count_sizes=(4, 16),
     bench_size=80,
     speedup=15,
-    ref_factor=10,
 )
 
 
@@ -162,8 +158,6 @@ def double_positive__hidden(gen):
 
 
 DOUBLE_POSITIVE_ = Exercise(
-    name="double_positive_",
-    signature="def double_positive_(a):",
     task="""\
 Double every positive entry of the matrix `a` (shape `[N, M]`, float or int)
 **in place**, leave the other entries (negative or zero) as they are, and
@@ -180,10 +174,8 @@ a larger tensor; your writes must land in that view.""",
         Example("a = torch.tensor([[0.5, 0.0], [-2.0, 3.0]])", "double_positive_(a)"),
     ),
     loop_hint="select the positive entries with a boolean mask and update them all at once",
-    count_sizes=(4, 16),
     bench_size=75,
     speedup=15,
-    ref_factor=10,
     in_place=True,
 )
 
@@ -264,8 +256,6 @@ def rows_with_small_sum_hidden(gen):
 
 
 ROWS_WITH_SMALL_SUM = Exercise(
-    name="rows_with_small_sum",
-    signature="def rows_with_small_sum(a, threshold):",
     task="""\
 Given a matrix `a` of shape `[N, M]` (float or int) and a number `threshold`
 (a Python int or float), return the rows of `a` whose sum is strictly less than
@@ -286,10 +276,8 @@ such rows, with the dtype of `a`. `R` may be 0 (return shape `[0, M]`) or `N`.""
     rtol=1e-5,
     atol=1e-6,
     loop_hint="compute all row sums at once and select the rows with a boolean mask",
-    count_sizes=(4, 16),
     bench_size=110,
     speedup=15,
-    ref_factor=10,
 )
 
 
@@ -370,8 +358,6 @@ def conv2d_indexing_hidden(gen):
 
 
 CONV2D_INDEXING = Exercise(
-    name="conv2d_indexing",
-    signature="def conv2d_indexing(img, filters, stride=1, padding=0):",
     task="""\
 Convolve the image `img` (float, shape `[Cin, H, W]`) with `filters` (shape
 `[Cin, Cout, K, K]`, input channels first, as in the chapter), with the given
@@ -410,10 +396,8 @@ windows with integer-array indexing: `conv1d`, `conv2d`, `conv3d`,
     forbidden_ops=("convolution*", "_convolution*", "mkldnn_convolution*", "im2col", "col2im", "slow_conv*",
                    "thnn_conv*", "unfold*"),
     loop_hint="gather all windows at once with integer-array indexing, then use one matrix product",
-    count_sizes=(4, 16),
     bench_size=15,
     speedup=15,
-    ref_factor=10,
 )
 
 
@@ -446,8 +430,6 @@ def one_hot_hidden(gen):
 
 
 ONE_HOT = Exercise(
-    name="one_hot",
-    signature="def one_hot(labels, num_classes):",
     task="""\
 Given `N` class labels `labels` (int64, shape `[N]`, each in `[0, C)` with
 `C = num_classes`, a Python int), return their one-hot encoding, an int64
@@ -467,10 +449,8 @@ tensor of shape `[N, C]` with `out[n, labels[n]] = 1` and 0 everywhere else.
     forbidden=("one_hot",),
     forbidden_ops=("one_hot",),
     loop_hint="write all N ones at once with integer-array indexing",
-    count_sizes=(4, 16),
     bench_size=100,
     speedup=8,
-    ref_factor=10,
 )
 
 

@@ -142,8 +142,6 @@ def index_reduce_rows_hidden(gen):
 
 
 INDEX_REDUCE_ROWS = Exercise(
-    name="index_reduce_rows",
-    signature="def index_reduce_rows(base, index, source, reduce, include_self=True):",
     task="""\
 `base` is `[R, D]` (float), `index` is an int64 vector `[S]` with entries in
 `[0, R)`, `source` is `[S, D]`, and `reduce` is one of `"prod"`, `"mean"`,
@@ -183,10 +181,8 @@ not allowed.""",
     forbidden=("index_reduce", "index_reduce_"),
     forbidden_ops=("index_reduce*",),
     loop_hint="combine all source rows at once with a scatter reduction instead",
-    count_sizes=(4, 16),
     bench_size=48,
     speedup=15,
-    ref_factor=10,
 )
 
 
@@ -232,8 +228,6 @@ def reverse_unique_hidden(gen):
 
 
 REVERSE_UNIQUE = Exercise(
-    name="reverse_unique",
-    signature="def reverse_unique(values, inverse):",
     task="""\
 `values, inverse = torch.unique(a, return_inverse=True)` for some tensor `a`
 of any shape and dtype: `values` holds the sorted distinct entries of `a`,
@@ -254,10 +248,8 @@ tensor equal to `a`, with its shape and dtype.""",
                 "reverse_unique(values, inverse)"),
     ),
     loop_hint="gather all entries at once with integer-array indexing instead",
-    count_sizes=(4, 16),
     bench_size=120,
     speedup=20,
-    ref_factor=10,
 )
 
 
@@ -305,8 +297,6 @@ def segment_mean_hidden(gen):
 
 
 SEGMENT_MEAN = Exercise(
-    name="segment_mean",
-    signature="def segment_mean(data, segment_ids, num_segments):",
     task="""\
 `data` is `[N, D]` (float) and `segment_ids` is an int64 vector `[N]` with
 entries in `[0, S)`, `S = num_segments` (a Python int). Row `i` of `data`
@@ -327,10 +317,8 @@ is the mean of the rows of segment `s`, and 0 for a segment with no rows.""",
     rtol=1e-5,
     atol=1e-5,
     loop_hint="add all rows into their segments at once with index_add_ or a scatter reduction instead",
-    count_sizes=(4, 16),
     bench_size=44,
     speedup=15,
-    ref_factor=10,
 )
 
 
@@ -366,8 +354,6 @@ def confusion_matrix_hidden(gen):
 
 
 CONFUSION_MATRIX = Exercise(
-    name="confusion_matrix",
-    signature="def confusion_matrix(pred, target, num_classes):",
     task="""\
 `pred` and `target` are int64 vectors `[N]` of class labels in `[0, C)`,
 `C = num_classes` (a Python int). Return the int64 `[C, C]` confusion matrix:
@@ -385,10 +371,8 @@ CONFUSION_MATRIX = Exercise(
                 note="rows are the true class, columns the predicted class"),
     ),
     loop_hint="count all (target, pred) pairs at once with an accumulating scatter or bincount instead",
-    count_sizes=(4, 16),
     bench_size=200,
     speedup=15,
-    ref_factor=10,
 )
 
 

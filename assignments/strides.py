@@ -6,7 +6,7 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 """
 import torch
 
-from graders.model.exercise import Assignment, Case, Example, Exercise, Points
+from graders.model.exercise import Assignment, Case, Example, Exercise
 from graders.model.inputs import pick, rand, randint
 
 LESSON = """\
@@ -109,8 +109,6 @@ def storage_offsets_hidden(gen):
 
 
 STORAGE_OFFSETS = Exercise(
-    name="storage_offsets",
-    signature="def storage_offsets(indices, stride, storage_offset):",
     task="""\
 A tensor with strides `stride` (a list or tuple of `N` Python ints) and storage
 offset `storage_offset` (a Python int) keeps its element `[i_0, ..., i_{N-1}]` at
@@ -132,11 +130,8 @@ their `K` storage positions as an int64 tensor of shape `[K]`. `K` may be 0.""",
                 "storage_offsets(indices, (60, 20, 5, 1), 10)"),
     ),
     loop_hint="multiply `indices` by a stride tensor and reduce instead",
-    count_sizes=(4, 16),
     bench_size=128,
     speedup=15,
-    ref_factor=10,
-    points=Points(correct=2, vectorized=1, fast=1),
 )
 
 
@@ -184,8 +179,6 @@ def contiguous_strides_hidden(gen):
 
 
 CONTIGUOUS_STRIDES = Exercise(
-    name="contiguous_strides",
-    signature="def contiguous_strides(shape):",
     task="""\
 `shape` is an int64 tensor of `N` sizes, all at least 1. Return, as an int64
 tensor of shape `[N]`, the strides a contiguous tensor of that shape has, i.e.
@@ -205,10 +198,8 @@ Do not build a tensor of that shape: it may be far too large to allocate.""",
         Example("shape = torch.tensor([7])", "contiguous_strides(shape)"),
     ),
     loop_hint="use a running product (`cumprod`) over the sizes instead",
-    count_sizes=(4, 16),
     bench_size=160,
     speedup=12,
-    ref_factor=10,
 )
 
 
@@ -283,8 +274,6 @@ def permute_flat_hidden(gen):
 
 
 PERMUTE_FLAT = Exercise(
-    name="permute_flat",
-    signature="def permute_flat(buffer, shape, perm):",
     task="""\
 `buffer` is a 1-D tensor holding the elements of a contiguous tensor of shape
 `shape` (a list or tuple of ints); `perm` is a permutation of
@@ -317,10 +306,8 @@ e.g. by `tensordot`, `F.linear` or `.mH`).""",
     forbidden_ops=("permute", "transpose", "t", "numpy_T", "movedim", "moveaxis", "swapaxes", "swapdims",
                    "adjoint", "einsum"),
     loop_hint="compute every output position's source offset with tensor arithmetic (or build the view) instead",
-    count_sizes=(4, 16),
     bench_size=48,
     speedup=8,
-    ref_factor=10,
 )
 
 
@@ -365,8 +352,6 @@ def sliding_windows_hidden(gen):
 
 
 SLIDING_WINDOWS = Exercise(
-    name="sliding_windows",
-    signature="def sliding_windows(x, k):",
     task="""\
 `x` is a 1-D tensor of length `L` and `1 <= k <= L`. Return the `L - k + 1`
 windows of `k` consecutive elements as the rows of a `[L - k + 1, k]` tensor,
@@ -388,10 +373,8 @@ of any dtype.""",
                 "torch.tensor(sliding_windows(x, 3).stride())"),
     ),
     loop_hint="compute the size, stride and storage offset of the view directly instead",
-    count_sizes=(4, 16),
     bench_size=200,
     speedup=30,
-    ref_factor=10,
     must_be_view=True,
 )
 
