@@ -6,8 +6,10 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 """
 import torch
 
-from graders.model.exercise import Assignment, Case, Example, Exercise
+from graders.model.exercise import Assignment, Case, Example, Exercise, load_variants
 from graders.model.inputs import rand, randint
+
+V = load_variants(__file__)
 
 LESSON = """\
 # Broadcasting: loops without loops
@@ -78,6 +80,8 @@ products, shape `[B, F, F]`: `out[b, i, j] = a[b, i] * a[b, j]`.""",
     hints=("Which axes does `a[b, i]` depend on, and which does `a[b, j]`?",
            "Insert a size-1 axis with `None` so the two operands broadcast to `[B, F, F]`."),
     reference=batch_outer,
+    alternatives=(V.batch_outer_einsum, V.batch_outer_bmm),
+    half_loop=V.batch_outer_half_loop,
     loop=batch_outer_loop,
     hidden=batch_outer_hidden,
     sized=lambda gen, n: (rand(gen, n, n),),
@@ -128,6 +132,8 @@ return the `[N, M]` matrix of squared Euclidean distances:
     hints=("Lay `x` out as `[N, 1, D]` and `y` as `[1, M, D]`; their difference is `[N, M, D]`.",
            "Reduce over the last axis. (For large inputs, `|x|^2 + |y|^2 - 2 x @ y.T` saves memory.)"),
     reference=pairwise_sq_dists,
+    alternatives=(V.pairwise_sq_dists_expanded, V.pairwise_sq_dists_cdist),
+    half_loop=V.pairwise_sq_dists_half_loop,
     loop=pairwise_sq_dists_loop,
     hidden=pairwise_sq_dists_hidden,
     sized=lambda gen, n: (rand(gen, n, 4), rand(gen, n, 4)),
@@ -193,6 +199,8 @@ divide by the column's population standard deviation plus `eps`,
     hints=("Reduce over axis 0 with `keepdim=True` so the statistics are `[1, D]`.",
            "`[N, D]` and `[1, D]` broadcast against each other."),
     reference=standardize_columns,
+    alternatives=(V.standardize_columns_var, V.standardize_columns_std_mean),
+    half_loop=V.standardize_columns_half_loop,
     loop=standardize_columns_loop,
     hidden=standardize_columns_hidden,
     sized=lambda gen, n: (rand(gen, n, n),),
@@ -252,6 +260,8 @@ are not allowed (in any namespace).""",
     hints=("`exp(1e4)` overflows. Subtracting the row's maximum from the row changes nothing in the result.",
            "`x.amax(1, keepdim=True)` has shape `[N, 1]`."),
     reference=softmax_rows,
+    alternatives=(V.softmax_rows_logsumexp, V.softmax_rows_divide_max),
+    half_loop=V.softmax_rows_half_loop,
     loop=softmax_rows_loop,
     hidden=softmax_rows_hidden,
     sized=lambda gen, n: (rand(gen, n, n, scale=3.0),),

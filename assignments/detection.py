@@ -7,8 +7,10 @@ ground-truth boxes, and RoI Align. ``vecgrade build`` turns this file into
 """
 import torch
 
-from graders.model.exercise import Assignment, Case, Example, Exercise
+from graders.model.exercise import Assignment, Case, Example, Exercise, load_variants
 from graders.model.inputs import pick, rand, randint
+
+V = load_variants(__file__)
 
 LESSON = """\
 # Applications: boxes, anchors and RoI Align
@@ -186,6 +188,8 @@ is 0. `N` or `M` may be 0. The result has the dtype of the inputs.""",
            "`min` of the right edges minus `max` of the left edges, clamped at 0.",
            "`torch.where(union > 0, inter / union, 0)` avoids the `nan` of `0 / 0`."),
     reference=box_iou,
+    alternatives=(V.box_iou_corners, V.box_iou_prod),
+    half_loop=V.box_iou_half_loop,
     loop=box_iou_loop,
     hidden=box_iou_hidden,
     sized=lambda gen, n: (_boxes(gen, n), _boxes(gen, n)),
@@ -299,6 +303,8 @@ notebook, and checks what your function calls as well) or compute the IoU here."
            "`torch.where(iou == best, column_index, M).amin(1)` is the lowest index reaching the best; "
            "a reduction over an empty axis fails, so treat `M == 0` separately."),
     reference=match_anchors,
+    alternatives=(V.match_anchors_argmax, V.match_anchors_stable_sort),
+    half_loop=V.match_anchors_half_loop,
     loop=match_anchors_loop,
     hidden=match_anchors_hidden,
     sized=lambda gen, n: (_grid_boxes(gen, n, grid=n), _grid_boxes(gen, n, grid=n), 0.3),
@@ -450,6 +456,8 @@ output_size=n, spatial_scale=1.0, sampling_ratio=1, aligned=True)`.""",
            "and the four weights from them.",
            "`features[:, rows[:, :, None], cols[:, None, :]]` gathers a `[C, N, n, n]` tensor in one step."),
     reference=roi_align,
+    alternatives=(V.roi_align_separable, V.roi_align_flat_take),
+    half_loop=V.roi_align_half_loop,
     loop=roi_align_loop,
     hidden=roi_align_hidden,
     sized=lambda gen, n: (rand(gen, 2, 24, 20), _roi_boxes(gen, n, 24, 20), n),

@@ -11,8 +11,10 @@ import torch
 import einops
 from einops import rearrange, reduce  # noqa: F401 - names of the preamble, used by students
 
-from graders.model.exercise import Assignment, Case, Example, Exercise
+from graders.model.exercise import Assignment, Case, Example, Exercise, load_variants
 from graders.model.inputs import rand, randint
+
+V = load_variants(__file__)
 
 PREAMBLE = "import torch\nimport einops\nfrom einops import rearrange, reduce"
 
@@ -122,6 +124,8 @@ tensor of bilinear forms: `out[b, o] = sum_i sum_j x[b, i] * W[o, i, j] * y[b, j
     hints=("Name every index of the loop: `b, o, i, j`. Which of them survive into the result?",
            "`torch.einsum` takes one group of letters per operand; letters missing after `->` are summed."),
     reference=batched_bilinear,
+    alternatives=(V.batched_bilinear_matmul, V.batched_bilinear_broadcast),
+    half_loop=V.batched_bilinear_half_loop,
     loop=batched_bilinear_loop,
     hidden=batched_bilinear_hidden,
     sized=lambda gen, n: (rand(gen, n, n), rand(gen, n, n, n), rand(gen, n, n)),
@@ -196,6 +200,8 @@ the channels innermost. In einops notation this is
            "`b, h, w, p1, p2, c`, then merge.",
            "`rearrange` does the splitting, moving and merging in one pattern; so do `reshape`, `permute`, `reshape`."),
     reference=patchify,
+    alternatives=(V.patchify_rearrange, V.patchify_unflatten),
+    half_loop=V.patchify_half_loop,
     loop=patchify_loop,
     hidden=patchify_hidden,
     sized=lambda gen, n: (rand(gen, n, 3, 2 * n, 2 * n), 2),
@@ -260,6 +266,8 @@ so it does not give this result as it is.""",
     hints=("Write the pattern with `rearrange`, passing `h0=r, w0=r`.",
            "By hand: `reshape` to `[B, C, H/r, r, W/r, r]`, `permute` to `b, h0, w0, c, h, w`, `reshape` back to 4-D."),
     reference=space_to_depth,
+    alternatives=(V.space_to_depth_rearrange, V.space_to_depth_unflatten),
+    half_loop=V.space_to_depth_half_loop,
     loop=space_to_depth_loop,
     hidden=space_to_depth_hidden,
     sized=lambda gen, n: (rand(gen, n, 3, 2 * n, 2 * n), 2),
@@ -322,6 +330,8 @@ This is the layout of `'b (g c) h w -> b (c g) h w'` with `g = groups`.""",
     hints=("Split the channel axis into two axes, swap them, merge them again.",
            "With `rearrange`, give the size of the group axis: `g=groups`."),
     reference=channel_shuffle,
+    alternatives=(V.channel_shuffle_rearrange, V.channel_shuffle_index),
+    half_loop=V.channel_shuffle_half_loop,
     loop=channel_shuffle_loop,
     hidden=channel_shuffle_hidden,
     sized=lambda gen, n: (rand(gen, n, 2 * n, n, n), 2),
@@ -389,6 +399,8 @@ The inputs may be floats or integers, and may be negative. `max_pool*` and
            "`einops.reduce` with `\"max\"` reduces the axes that disappear from the pattern; "
            "`amax` over two axes does the same by hand."),
     reference=max_pool_2x2,
+    alternatives=(V.max_pool_2x2_amax, V.max_pool_2x2_maximum),
+    half_loop=V.max_pool_2x2_half_loop,
     loop=max_pool_2x2_loop,
     hidden=max_pool_2x2_hidden,
     sized=lambda gen, n: (rand(gen, n, 3, 2 * n, 2 * n),),

@@ -6,8 +6,10 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 """
 import torch
 
-from graders.model.exercise import Assignment, Case, Example, Exercise
+from graders.model.exercise import Assignment, Case, Example, Exercise, load_variants
 from graders.model.inputs import pick, rand, randint
+
+V = load_variants(__file__)
 
 LESSON = """\
 # Indexing: selecting, gathering and writing without loops
@@ -108,6 +110,8 @@ entries, shape `[K]`: `out[k] = a[idx[k, 0], idx[k, 1]]`. Pairs may repeat,
     hints=("Integer-array indexing takes one index tensor per axis of `a`.",
            "`a[idx]` indexes only the first axis; split `idx` into its two columns."),
     reference=select_pairs,
+    alternatives=(V.select_pairs_unbind, V.select_pairs_take),
+    half_loop=V.select_pairs_half_loop,
     loop=select_pairs_loop,
     hidden=select_pairs_hidden,
     sized=lambda gen, n: (rand(gen, n, n), _index_pairs(gen, n, n, n * n)),
@@ -166,6 +170,8 @@ a larger tensor; your writes must land in that view.""",
     hints=("`a > 0` is a boolean mask of the same shape as `a`.",
            "Assignment through a mask writes into `a`; reading through a mask makes a copy."),
     reference=double_positive_,
+    alternatives=(V.double_positive__where, V.double_positive__mul),
+    half_loop=V.double_positive__half_loop,
     loop=double_positive__loop,
     hidden=double_positive__hidden,
     sized=lambda gen, n: (rand(gen, n, n),),
@@ -264,6 +270,8 @@ such rows, with the dtype of `a`. `R` may be 0 (return shape `[0, M]`) or `N`.""
     hints=("One reduction gives all `N` row sums; one comparison turns them into a mask of shape `[N]`.",
            "A 1-D boolean mask on the first axis selects whole rows."),
     reference=rows_with_small_sum,
+    alternatives=(V.rows_with_small_sum_nonzero, V.rows_with_small_sum_masked),
+    half_loop=V.rows_with_small_sum_half_loop,
     loop=rows_with_small_sum_loop,
     hidden=rows_with_small_sum_hidden,
     sized=lambda gen, n: (rand(gen, n, n), 0.0),
@@ -377,6 +385,8 @@ windows with integer-array indexing: `conv1d`, `conv2d`, `conv3d`,
            "Index tensors `rows` and `cols` that broadcast to `[Hout, Wout, K, K]` make `padded[:, rows, cols]` "
            "the `[Cin, Hout, Wout, K, K]` tensor of all windows; then one matrix product with the filters."),
     reference=conv2d_indexing,
+    alternatives=(V.conv2d_indexing_as_strided, V.conv2d_indexing_gather),
+    half_loop=V.conv2d_indexing_half_loop,
     loop=conv2d_indexing_loop,
     hidden=conv2d_indexing_hidden,
     sized=lambda gen, n: (rand(gen, 1 + n // 8, n, n), rand(gen, 1 + n // 8, 1 + n // 8, 1 + n // 8, 1 + n // 8)),
@@ -438,6 +448,8 @@ tensor of shape `[N, C]` with `out[n, labels[n]] = 1` and 0 everywhere else.
     hints=("Start from a zero `[N, C]` tensor: which `N` positions must become 1?",
            "Two index tensors of shape `[N]`, one per axis, name those positions; assigning through them is in place."),
     reference=one_hot,
+    alternatives=(V.one_hot_compare, V.one_hot_scatter),
+    half_loop=V.one_hot_half_loop,
     loop=one_hot_loop,
     hidden=one_hot_hidden,
     # few classes: the [N, C] output travels back from the grading process, and its copy is timed too

@@ -6,8 +6,10 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 """
 import torch
 
-from graders.model.exercise import Assignment, Case, Example, Exercise
+from graders.model.exercise import Assignment, Case, Example, Exercise, load_variants
 from graders.model.inputs import pick, rand, randint
+
+V = load_variants(__file__)
 
 LESSON = """\
 # Scatter: writing through an index
@@ -157,6 +159,8 @@ not allowed.""",
            "an index of the shape of `source`.",
            "`index[:, None].expand(-1, D)` is that index, as a view."),
     reference=index_reduce_rows,
+    alternatives=(V.index_reduce_rows_inplace, V.index_reduce_rows_sum_count),
+    half_loop=V.index_reduce_rows_half_loop,
     loop=index_reduce_rows_loop,
     hidden=index_reduce_rows_hidden,
     sized=lambda gen, n: (rand(gen, n, n), randint(gen, 0, n, 2 * n), rand(gen, 2 * n, n), "mean", True),
@@ -237,6 +241,8 @@ tensor equal to `a`, with its shape and dtype.""",
     hints=("For every position, the answer is `values` read at `inverse`: that is a gather.",
            "Integer-array indexing returns a result of the index's shape."),
     reference=reverse_unique,
+    alternatives=(V.reverse_unique_take, V.reverse_unique_gather),
+    half_loop=V.reverse_unique_half_loop,
     loop=reverse_unique_loop,
     hidden=reverse_unique_hidden,
     sized=lambda gen, n: tuple(torch.unique(randint(gen, 0, n, n, n), return_inverse=True)),
@@ -305,6 +311,8 @@ is the mean of the rows of segment `s`, and 0 for a segment with no rows.""",
     hints=("`out[segment_ids] += data` loses rows that share a segment; `index_add_` adds every one of them.",
            "Count the rows per segment with `bincount(..., minlength=S)`; an empty segment must not divide by 0."),
     reference=segment_mean,
+    alternatives=(V.segment_mean_one_hot, V.segment_mean_scatter),
+    half_loop=V.segment_mean_half_loop,
     loop=segment_mean_loop,
     hidden=segment_mean_hidden,
     sized=lambda gen, n: (rand(gen, 4 * n, n), randint(gen, 0, n, 4 * n), n),
@@ -362,6 +370,8 @@ CONFUSION_MATRIX = Exercise(
     hints=("`out[target, pred] += 1` counts a repeated (t, p) pair only once.",
            "`index_put_` with `accumulate=True` adds every repeat; so does `bincount` of the flat index `t * C + p`."),
     reference=confusion_matrix,
+    alternatives=(V.confusion_matrix_bincount, V.confusion_matrix_one_hot),
+    half_loop=V.confusion_matrix_half_loop,
     loop=confusion_matrix_loop,
     hidden=confusion_matrix_hidden,
     sized=lambda gen, n: (randint(gen, 0, n, 40 * n), randint(gen, 0, n, 40 * n), n),

@@ -6,8 +6,10 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 """
 import torch
 
-from graders.model.exercise import Assignment, Case, Example, Exercise
+from graders.model.exercise import Assignment, Case, Example, Exercise, load_variants
 from graders.model.inputs import pick, rand, randint
+
+V = load_variants(__file__)
 
 LESSON = """\
 # Strides: how a flat buffer becomes an N-d tensor
@@ -118,6 +120,8 @@ their `K` storage positions as an int64 tensor of shape `[K]`. `K` may be 0.""",
     hints=("Turn `stride` into a tensor of shape `[N]`: it broadcasts against `indices` `[K, N]`.",
            "Then reduce over the axis of `n`."),
     reference=storage_offsets,
+    alternatives=(V.storage_offsets_matmul, V.storage_offsets_tensordot),
+    half_loop=V.storage_offsets_half_loop,
     loop=storage_offsets_loop,
     hidden=storage_offsets_hidden,
     sized=lambda gen, n: (randint(gen, 0, 5, n, n), _ints(gen, 0, 50, n), 3),
@@ -188,6 +192,8 @@ Do not build a tensor of that shape: it may be far too large to allocate.""",
     hints=("Which sizes does stride `i` multiply? Line them up so that a running product gives them.",
            "`torch.cumprod` runs from the left; `flip` lets it run from the right."),
     reference=contiguous_strides,
+    alternatives=(V.contiguous_strides_shifted, V.contiguous_strides_triangle),
+    half_loop=V.contiguous_strides_half_loop,
     loop=contiguous_strides_loop,
     hidden=contiguous_strides_hidden,
     sized=lambda gen, n: (_mostly_ones(gen, n),),
@@ -291,6 +297,8 @@ e.g. by `tensordot`, `F.linear` or `.mH`).""",
            "For output position `q`, find its index in the permuted shape (`//` and `%` by contiguous strides), "
            "then its source position with the permuted strides, and gather. (Or build the view with `as_strided`.)"),
     reference=permute_flat,
+    alternatives=(V.permute_flat_as_strided, V.permute_flat_digits),
+    half_loop=V.permute_flat_half_loop,
     loop=permute_flat_loop,
     hidden=permute_flat_hidden,
     sized=lambda gen, n: (rand(gen, 6 * n * n), (2, n, n, 3), (0, 3, 1, 2)),
@@ -363,6 +371,8 @@ of any dtype.""",
            "`x.stride()`, `x.storage_offset()` and `x.as_strided(size, stride, storage_offset)` "
            "(or `Tensor.unfold`)."),
     reference=sliding_windows,
+    alternatives=(V.sliding_windows_unfold, V.sliding_windows_strides),
+    half_loop=V.sliding_windows_half_loop,
     loop=sliding_windows_loop,
     hidden=sliding_windows_hidden,
     sized=lambda gen, n: (rand(gen, n), max(1, n // 2)),

@@ -70,6 +70,8 @@ class Exercise:
       must pass all three parts, so the tolerances and speed bars admit them.
     - ``half_loop``: a loop over one large axis with vectorized work inside; it must pass
       "correct" and fail "vectorized" and "fast", so "fast" means vectorized-class speed.
+    - ``terms(*args)``: the magnitude of the terms a float result is built from (default: of the
+      inputs); rounding in proportion to it is allowed, so every sound formulation passes.
     - ``python_list``: a version that works on Python lists; it must fail "fast". When
       None, ``validate`` derives one (see ``graders.course.validate.python_list_source``).
     """
@@ -93,6 +95,7 @@ class Exercise:
     points: Points = Points()
     in_place: bool = False
     must_be_view: bool = False
+    terms: Callable[..., torch.Tensor | float] | None = None
     alternatives: Sequence[Callable] = ()
     half_loop: Callable | None = None
     python_list: Callable | None = None
@@ -117,6 +120,15 @@ class Exercise:
     def loop_name(self) -> str:
         return f"{self.name}_loop"
 
+    def magnitude(self, args: tuple) -> torch.Tensor | float:
+        """The size of the numbers a float result is computed from, for ``compare.mismatch``'s rounding
+        allowance: ``terms(*args)`` where the exercise gives it (for a result built from products or
+        sums of squares), else the largest absolute value among the float inputs."""
+        if self.terms is not None:
+            return self.terms(*args)
+        floats = [a for a in args if isinstance(a, torch.Tensor) and a.is_floating_point() and a.numel()]
+        return max((float(a.abs().max()) for a in floats), default=0.0)
+
     def grade_id(self, part: str) -> str:
         return f"{self.name}_{part}"
 
@@ -126,10 +138,11 @@ class Exercise:
     def loop_source(self) -> str:
         return textwrap.dedent(inspect.getsource(self.loop))
 
-    def source_as(self, fn: Callable) -> str:
-        """``fn``'s source with its ``def`` renamed to this exercise's name: a submission of it."""
+    def source_as(self, fn: Callable, name: str | None = None) -> str:
+        """``fn``'s source with its ``def`` renamed to ``name`` (default: this exercise's name),
+        so that a variant written under its own name can be submitted as the answer."""
         src = textwrap.dedent(inspect.getsource(fn))
-        return re.sub(rf"^def {re.escape(fn.__name__)}\(", f"def {self.name}(", src, count=1, flags=re.M)
+        return re.sub(rf"^def {re.escape(fn.__name__)}\(", f"def {name or self.name}(", src, count=1, flags=re.M)
 
     def reference_body(self) -> str:
         """The reference's body (everything after its ``def`` line): what goes between the solution markers."""
@@ -183,14 +196,25 @@ class Assignment:
         return None
 
 
-def load_assignment(path: Path) -> Assignment:
-    """Import one definition module by path (``assignments`` is not an installed package)."""
-    path = Path(path)
-    mod_name = f"vecgrade_assignments.{path.stem}"
+def load_variants(assignment_file: str):
+    """The module ``variants/<assignment>.py`` beside an assignment file: the alternatives and
+    half loops that ``vecgrade validate`` grades (``assignments`` is not an installed package)."""
+    path = Path(assignment_file).parent / "variants" / Path(assignment_file).name
+    return _import_path(path, f"vecgrade_assignments.variants.{path.stem}")
+
+
+def _import_path(path: Path, mod_name: str):
     spec = importlib.util.spec_from_file_location(mod_name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[mod_name] = module
     spec.loader.exec_module(module)
+    return module
+
+
+def load_assignment(path: Path) -> Assignment:
+    """Import one definition module by path (``assignments`` is not an installed package)."""
+    path = Path(path)
+    module = _import_path(path, f"vecgrade_assignments.{path.stem}")
     assignment = getattr(module, "ASSIGNMENT", None)
     if not isinstance(assignment, Assignment):
         raise ValueError(f"{path} defines no ASSIGNMENT = Assignment(...)")
