@@ -67,7 +67,7 @@ def batch_outer_hidden(gen):
     for B, F in [(1, 1), (1, 5), (6, 1), (7, 3), (16, 9)]:
         for dtype in (torch.float32, torch.float64):
             yield Case(f"random {dtype} [{B}, {F}]", (rand(gen, B, F, dtype=dtype),))
-    yield Case("empty batch", (rand(gen, 0, 4),))
+    yield Case("B = 0", (rand(gen, 0, 4),))
     yield Case("int64 input", (randint(gen, -9, 10, 5, 4),))
     for layout in ("transposed", "sliced"):
         yield Case(f"{layout} input", (rand(gen, 8, 6, layout=layout),))
@@ -76,7 +76,7 @@ def batch_outer_hidden(gen):
 BATCH_OUTER = Exercise(
     task="""\
 Given a batch of vectors `a` of shape `[B, F]`, return the batch of their outer
-products, shape `[B, F, F]`: `out[b, i, j] = a[b, i] * a[b, j]`.""",
+products, shape `[B, F, F]`: `out[b, i, j] = a[b, i] * a[b, j]`. `B` may be 0. `a` may be float32, float64 or int64, and non-contiguous.""",
     hints=("Which axes does `a[b, i]` depend on, and which does `a[b, j]`?",
            "Insert a size-1 axis with `None` so the two operands broadcast to `[B, F, F]`."),
     reference=batch_outer,
@@ -121,14 +121,14 @@ def pairwise_sq_dists_hidden(gen):
     yield Case("large values", (rand(gen, 6, 4, scale=30.0), rand(gen, 5, 4, scale=30.0)))
     yield Case("transposed inputs", (rand(gen, 6, 3, layout="transposed"), rand(gen, 4, 3, layout="transposed")))
     yield Case("sliced inputs", (rand(gen, 5, 4, layout="sliced"), rand(gen, 7, 4, layout="sliced")))
-    yield Case("no points in y", (rand(gen, 3, 2), rand(gen, 0, 2)))
+    yield Case("M = 0", (rand(gen, 3, 2), rand(gen, 0, 2)))
 
 
 PAIRWISE_SQ_DISTS = Exercise(
     task="""\
 Given `N` points `x` of shape `[N, D]` and `M` points `y` of shape `[M, D]`,
 return the `[N, M]` matrix of squared Euclidean distances:
-`out[i, j] = sum_d (x[i, d] - y[j, d]) ** 2`.""",
+`out[i, j] = sum_d (x[i, d] - y[j, d]) ** 2`. `M` may be 0 (return `[N, 0]`). The inputs are float32 or float64 and may be non-contiguous.""",
     hints=("Lay `x` out as `[N, 1, D]` and `y` as `[1, M, D]`; their difference is `[N, M, D]`.",
            "Reduce over the last axis. (For large inputs, `|x|^2 + |y|^2 - 2 x @ y.T` saves memory.)"),
     reference=pairwise_sq_dists,
@@ -195,7 +195,7 @@ STANDARDIZE_COLUMNS = Exercise(
 Standardize each column of `x` (shape `[N, D]`): subtract the column's mean and
 divide by the column's population standard deviation plus `eps`,
 `(x - mean) / (std + eps)`. The population std divides by `N`, not `N - 1`
-(`unbiased=False`).""",
+(`unbiased=False`). `x` is float32 or float64 with `N >= 1`, and may be non-contiguous.""",
     hints=("Reduce over axis 0 with `keepdim=True` so the statistics are `[1, D]`.",
            "`[N, D]` and `[1, D]` broadcast against each other."),
     reference=standardize_columns,
@@ -246,7 +246,7 @@ def softmax_rows_hidden(gen):
     yield Case("entries near +1e4", (rand(gen, 5, 6) + 1e4,))
     yield Case("entries near -1e4", (rand(gen, 5, 6) - 1e4,))
     yield Case("entries spread over [-1e4, 1e4]", (rand(gen, 7, 5, scale=2e4, low=-1e4),))
-    yield Case("no rows", (rand(gen, 0, 4),))
+    yield Case("N = 0", (rand(gen, 0, 4),))
     yield Case("transposed input", (rand(gen, 6, 8, layout="transposed"),))
     yield Case("sliced input", (rand(gen, 6, 8, layout="sliced"),))
 
@@ -256,7 +256,7 @@ SOFTMAX_ROWS = Exercise(
 Return the softmax of each row of `x` (shape `[N, D]`):
 `out[i, j] = exp(x[i, j]) / sum_k exp(x[i, k])`. The result must stay finite for
 entries as large as `1e4` or as small as `-1e4`. `softmax` and `log_softmax`
-are not allowed (in any namespace).""",
+are not allowed (in any namespace). `N` may be 0. `x` is float32 or float64.""",
     hints=("`exp(1e4)` overflows. Subtracting the row's maximum from the row changes nothing in the result.",
            "`x.amax(1, keepdim=True)` has shape `[N, 1]`."),
     reference=softmax_rows,

@@ -298,7 +298,7 @@ when several gt boxes share that highest IoU), or `-1` when that highest IoU is
 An IoU equal to the threshold is a match.
 
 You may call your `box_iou` from the first exercise (the grader runs the whole
-notebook, and checks what your function calls as well) or compute the IoU here.""",
+notebook, and checks what your function calls as well) or compute the IoU here. `N` may be 0.""",
     hints=("Compute the `[N, M]` IoU matrix; `amax(1, keepdim=True)` gives the best IoU of each anchor.",
            "`torch.where(iou == best, column_index, M).amin(1)` is the lowest index reaching the best; "
            "a reduction over an empty axis fails, so treat `M == 0` separately."),
@@ -451,7 +451,7 @@ The sample is 0 if `y < -1` or `y > H` or `x < -1` or `x > W`. Otherwise a negat
 same for `x` with `W`. The value is the usual bilinear mix of the four neighbours
 with weights `(1 - ly)(1 - lx)`, `(1 - ly) lx`, `ly (1 - lx)`, `ly lx`, where
 `ly = y - y0`, `lx = x - x0`. This is `torchvision.ops.roi_align(features[None], [boxes],
-output_size=n, spatial_scale=1.0, sampling_ratio=1, aligned=True)`.""",
+output_size=n, spatial_scale=1.0, sampling_ratio=1, aligned=True)`. `N` may be 0.""",
     hints=("The sample rows depend on (box, bin row) only: compute them as `[N, n]`, the columns as `[N, n]`, "
            "and the four weights from them.",
            "`features[:, rows[:, :, None], cols[:, None, :]]` gathers a `[C, N, n, n]` tensor in one step."),

@@ -105,7 +105,7 @@ def batched_bilinear_hidden(gen):
         for dtype in (torch.float32, torch.float64):
             yield Case(f"random {dtype} B={B}, I={I}, J={J}, O={O}",
                        (rand(gen, B, I, dtype=dtype), rand(gen, O, I, J, dtype=dtype), rand(gen, B, J, dtype=dtype)))
-    yield Case("empty batch", (rand(gen, 0, 3), rand(gen, 2, 3, 4), rand(gen, 0, 4)))
+    yield Case("B = 0", (rand(gen, 0, 3), rand(gen, 2, 3, 4), rand(gen, 0, 4)))
     yield Case("transposed inputs", (rand(gen, 5, 4, layout="transposed"), rand(gen, 3, 4, 6, layout="transposed"),
                                      rand(gen, 5, 6, layout="transposed")))
     yield Case("sliced inputs", (rand(gen, 6, 3, layout="sliced"), rand(gen, 4, 3, 5, layout="sliced"),
@@ -120,7 +120,7 @@ BATCHED_BILINEAR = Exercise(
 Given a batch of vectors `x` of shape `[B, I]`, a batch of vectors `y` of shape
 `[B, J]` and a stack of `O` matrices `W` of shape `[O, I, J]`, return the `[B, O]`
 tensor of bilinear forms: `out[b, o] = sum_i sum_j x[b, i] * W[o, i, j] * y[b, j]`.
-(This is what a bilinear layer computes, without the bias.)""",
+(This is what a bilinear layer computes, without the bias.) `B` may be 0.""",
     hints=("Name every index of the loop: `b, o, i, j`. Which of them survive into the result?",
            "`torch.einsum` takes one group of letters per operand; letters missing after `->` are summed."),
     reference=batched_bilinear,
@@ -180,7 +180,7 @@ def patchify_hidden(gen):
     yield Case("non-square image, one row of patches", (rand(gen, 2, 2, 3, 12), 3))
     yield Case("int64 image", (randint(gen, -50, 50, 2, 3, 4, 6), 2))
     yield Case("int64 image, p = 1", (randint(gen, -50, 50, 1, 2, 2, 3), 1))
-    yield Case("empty batch", (rand(gen, 0, 3, 4, 4), 2))
+    yield Case("B = 0", (rand(gen, 0, 3, 4, 4), 2))
     yield Case("transposed image (non-contiguous)", (rand(gen, 2, 3, 6, 4, layout="transposed"), 2))
     yield Case("sliced image (non-contiguous)", (rand(gen, 2, 3, 4, 8, layout="sliced"), 4))
     yield Case("channels-last image (non-contiguous)",
@@ -195,7 +195,7 @@ tokens. Return shape `[B, (H/p) * (W/p), p * p * C]`: the patches in row-major
 order of the patch grid, and in each patch the pixels in row-major order with
 the channels innermost. In einops notation this is
 `'b c (h p1) (w p2) -> b (h w) (p1 p2 c)'` with `p1 = p2 = p`:
-`out[b, h * (W/p) + w, (p1 * p + p2) * C + c] = images[b, c, h * p + p1, w * p + p2]`.""",
+`out[b, h * (W/p) + w, (p1 * p + p2) * C + c] = images[b, c, h * p + p1, w * p + p2]`. `B` may be 0.""",
     hints=("Split `H` into `(H/p, p)` and `W` into `(W/p, p)`, move the axes into the order "
            "`b, h, w, p1, p2, c`, then merge.",
            "`rearrange` does the splitting, moving and merging in one pattern; so do `reshape`, `permute`, `reshape`."),
@@ -249,7 +249,7 @@ def space_to_depth_hidden(gen):
     yield Case("non-square input, H > W", (rand(gen, 1, 2, 9, 6, dtype=torch.float64), 3))
     yield Case("one channel", (rand(gen, 2, 1, 6, 4), 2))
     yield Case("int64 input", (randint(gen, -50, 50, 2, 3, 6, 4), 2))
-    yield Case("empty batch", (rand(gen, 0, 2, 4, 4), 2))
+    yield Case("B = 0", (rand(gen, 0, 2, 4, 4), 2))
     yield Case("transposed input (non-contiguous)", (rand(gen, 2, 3, 4, 6, layout="transposed"), 2))
     yield Case("sliced input (non-contiguous)", (rand(gen, 2, 2, 6, 6, layout="sliced"), 3))
 
@@ -262,7 +262,7 @@ with the layout of `'b c (h h0) (w w0) -> b (h0 w0 c) h w'`:
 `out[b, (h0 * r + w0) * C + c, h, w] = x[b, c, h * r + h0, w * r + w0]`.
 The channel order is `(h0 w0 c)`, the position inside the block outermost and the
 input channel innermost; `torch.nn.functional.pixel_unshuffle` orders them `(c h0 w0)`,
-so it does not give this result as it is.""",
+so it does not give this result as it is. `B` may be 0.""",
     hints=("Write the pattern with `rearrange`, passing `h0=r, w0=r`.",
            "By hand: `reshape` to `[B, C, H/r, r, W/r, r]`, `permute` to `b, h0, w0, c, h, w`, `reshape` back to 4-D."),
     reference=space_to_depth,
@@ -312,7 +312,7 @@ def channel_shuffle_hidden(gen):
     yield Case("groups = C, float64", (rand(gen, 1, 5, 2, 2, dtype=torch.float64), 5))
     yield Case("three factors in C", (rand(gen, 2, 24, 2, 3), 4))
     yield Case("int64 input", (randint(gen, -50, 50, 2, 12, 3, 3), 3))
-    yield Case("empty batch", (rand(gen, 0, 6, 2, 2), 2))
+    yield Case("B = 0", (rand(gen, 0, 6, 2, 2), 2))
     yield Case("transposed input (non-contiguous)", (rand(gen, 2, 6, 4, 5, layout="transposed"), 3))
     yield Case("sliced input (non-contiguous)", (rand(gen, 2, 8, 3, 4, layout="sliced"), 2))
     yield Case("channels-last input (non-contiguous)", (rand(gen, 2, 4, 5, 6).permute(0, 3, 1, 2), 3))
@@ -326,7 +326,7 @@ way ShuffleNet does between grouped convolutions. View the channel axis as
 `(c g)`: the first channel of every group, then the second of every group, and so
 on. The result has the shape of `x`; with `k = C // groups`,
 `out[b, c * groups + g, i, j] = x[b, g * k + c, i, j]`.
-This is the layout of `'b (g c) h w -> b (c g) h w'` with `g = groups`.""",
+This is the layout of `'b (g c) h w -> b (c g) h w'` with `g = groups`. `B` may be 0.""",
     hints=("Split the channel axis into two axes, swap them, merge them again.",
            "With `rearrange`, give the size of the group axis: `g=groups`."),
     reference=channel_shuffle,
@@ -381,7 +381,7 @@ def max_pool_2x2_hidden(gen):
     yield Case("int64 input", (randint(gen, -100, 100, 2, 3, 4, 6),))
     yield Case("int64 input with ties", (randint(gen, -3, 3, 2, 2, 8, 4),))
     yield Case("non-square input", (rand(gen, 2, 3, 2, 8),))
-    yield Case("empty batch", (rand(gen, 0, 3, 4, 4),))
+    yield Case("B = 0", (rand(gen, 0, 3, 4, 4),))
     yield Case("transposed input (non-contiguous)", (rand(gen, 2, 3, 6, 4, layout="transposed"),))
     yield Case("sliced input (non-contiguous)", (rand(gen, 2, 3, 4, 8, layout="sliced"),))
     yield Case("sliced int64 input (non-contiguous)", (randint(gen, -9, 9, 2, 2, 4, 4, layout="sliced"),))
@@ -394,7 +394,7 @@ stride 2: return shape `[B, C, H/2, W/2]` with
 `out[b, c, i, j] = max(x[b, c, 2i, 2j], x[b, c, 2i, 2j + 1], x[b, c, 2i + 1, 2j], x[b, c, 2i + 1, 2j + 1])`.
 The inputs may be floats or integers, and may be negative. `max_pool*` and
 `adaptive_max_pool*` (functional, Tensor or `torch` namespace) and the
-`MaxPool*` / `AdaptiveMaxPool*` modules are not allowed.""",
+`MaxPool*` / `AdaptiveMaxPool*` modules are not allowed. `B` may be 0.""",
     hints=("Split `H` into `(H/2, 2)` and `W` into `(W/2, 2)`; the two size-2 axes are the window.",
            "`einops.reduce` with `\"max\"` reduces the axes that disappear from the pattern; "
            "`amax` over two axes does the same by hand."),

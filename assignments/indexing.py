@@ -153,7 +153,7 @@ def double_positive__hidden(gen):
     yield Case("all zeros", (torch.zeros(4, 6),))
     with_zeros = randint(gen, -1, 2, 7, 5).to(torch.float32)
     yield Case("many exact zeros", (with_zeros,))
-    yield Case("no rows", (rand(gen, 0, 3),))
+    yield Case("N = 0", (rand(gen, 0, 3),))
     for dtype in (torch.float32, torch.float64):
         for layout in ("transposed", "sliced"):
             yield Case(f"{layout} {dtype} input (a view)", (rand(gen, 6, 8, dtype=dtype, layout=layout),))
@@ -166,7 +166,7 @@ DOUBLE_POSITIVE_ = Exercise(
 Double every positive entry of the matrix `a` (shape `[N, M]`, float or int)
 **in place**, leave the other entries (negative or zero) as they are, and
 return `a` itself, the same tensor object. `a` may be a non-contiguous view of
-a larger tensor; your writes must land in that view.""",
+a larger tensor; your writes must land in that view. `N` may be 0.""",
     hints=("`a > 0` is a boolean mask of the same shape as `a`.",
            "Assignment through a mask writes into `a`; reading through a mask makes a copy."),
     reference=double_positive_,
@@ -252,8 +252,8 @@ def rows_with_small_sum_hidden(gen):
     yield Case("every row kept", (a.clone(), _clear_threshold(gen, a, where="above")))
     a = randint(gen, -5, 6, 6, 3)
     yield Case("int64 a, no row kept", (a, _clear_threshold(gen, a, integer=True, where="below")))
-    yield Case("no rows in a", (rand(gen, 0, 4), 0.0))
-    yield Case("rows of length 0", (rand(gen, 3, 0), 1))
+    yield Case("N = 0", (rand(gen, 0, 4), 0.0))
+    yield Case("M = 0", (rand(gen, 3, 0), 1))
     for layout in ("transposed", "sliced"):
         a = rand(gen, 10, 7, dtype=torch.float64, layout=layout)
         yield Case(f"{layout} input", (a, _clear_threshold(gen, a)))
@@ -266,11 +266,11 @@ ROWS_WITH_SMALL_SUM = Exercise(
 Given a matrix `a` of shape `[N, M]` (float or int) and a number `threshold`
 (a Python int or float), return the rows of `a` whose sum is strictly less than
 `threshold`, in their original order: shape `[R, M]` where `R` is the number of
-such rows, with the dtype of `a`. `R` may be 0 (return shape `[0, M]`) or `N`.""",
+such rows, with the dtype of `a`. `R` may be 0 (return shape `[0, M]`) or `N`. `N` or `M` may be 0 (a row of length 0 sums to 0).""",
     hints=("One reduction gives all `N` row sums; one comparison turns them into a mask of shape `[N]`.",
            "A 1-D boolean mask on the first axis selects whole rows."),
     reference=rows_with_small_sum,
-    alternatives=(V.rows_with_small_sum_nonzero, V.rows_with_small_sum_masked),
+    alternatives=(V.rows_with_small_sum_nonzero, V.rows_with_small_sum_where),
     half_loop=V.rows_with_small_sum_half_loop,
     loop=rows_with_small_sum_loop,
     hidden=rows_with_small_sum_hidden,
@@ -444,7 +444,7 @@ ONE_HOT = Exercise(
 Given `N` class labels `labels` (int64, shape `[N]`, each in `[0, C)` with
 `C = num_classes`, a Python int), return their one-hot encoding, an int64
 tensor of shape `[N, C]` with `out[n, labels[n]] = 1` and 0 everywhere else.
-`one_hot` from torch (`torch.nn.functional.one_hot`) is not allowed.""",
+`one_hot` from torch (`torch.nn.functional.one_hot`) is not allowed. `N` may be 0.""",
     hints=("Start from a zero `[N, C]` tensor: which `N` positions must become 1?",
            "Two index tensors of shape `[N]`, one per axis, name those positions; assigning through them is in place."),
     reference=one_hot,

@@ -154,7 +154,7 @@ reduction. With `include_self=True` the row of `base` takes part (for
 `"mean"` it counts as one more row); with `include_self=False` a row that
 receives something forgets its `base` value. A row that no index hits keeps
 its `base` value. Do not modify `base`. `index_reduce` and `index_reduce_` are
-not allowed.""",
+not allowed. `S` may be 0 (then the result equals `base`).""",
     hints=("`scatter_reduce` has the same reductions and `include_self`, but wants one destination per element, "
            "an index of the shape of `source`.",
            "`index[:, None].expand(-1, D)` is that index, as a view."),
@@ -237,7 +237,7 @@ REVERSE_UNIQUE = Exercise(
 of any shape and dtype: `values` holds the sorted distinct entries of `a`,
 and `inverse` (the shape of `a`) holds, for each entry of `a`, the position of
 its value in `values`. Rebuild `a` from `values` and `inverse`: return a
-tensor equal to `a`, with its shape and dtype.""",
+tensor equal to `a`, with its shape and dtype. `a` may have 0 elements.""",
     hints=("For every position, the answer is `values` read at `inverse`: that is a gather.",
            "Integer-array indexing returns a result of the index's shape."),
     reference=reverse_unique,
@@ -307,7 +307,7 @@ SEGMENT_MEAN = Exercise(
 `data` is `[N, D]` (float) and `segment_ids` is an int64 vector `[N]` with
 entries in `[0, S)`, `S = num_segments` (a Python int). Row `i` of `data`
 belongs to segment `segment_ids[i]`. Return the `[S, D]` tensor whose row `s`
-is the mean of the rows of segment `s`, and 0 for a segment with no rows.""",
+is the mean of the rows of segment `s`, and 0 for a segment with no rows. `N` may be 0 (then every segment is empty).""",
     hints=("`out[segment_ids] += data` loses rows that share a segment; `index_add_` adds every one of them.",
            "Count the rows per segment with `bincount(..., minlength=S)`; an empty segment must not divide by 0."),
     reference=segment_mean,
@@ -366,7 +366,7 @@ CONFUSION_MATRIX = Exercise(
 `pred` and `target` are int64 vectors `[N]` of class labels in `[0, C)`,
 `C = num_classes` (a Python int). Return the int64 `[C, C]` confusion matrix:
 `out[t, p]` is the number of positions `i` with `target[i] == t` and
-`pred[i] == p`.""",
+`pred[i] == p`. `N` may be 0.""",
     hints=("`out[target, pred] += 1` counts a repeated (t, p) pair only once.",
            "`index_put_` with `accumulate=True` adds every repeat; so does `bincount` of the flat index `t * C + p`."),
     reference=confusion_matrix,

@@ -291,7 +291,7 @@ non-contiguous 1-D view, of any dtype.
 Work it out from offsets and strides: the axis-moving functions listed below
 are not allowed, and neither is a call that moves axes under the hood (the
 grader sees `aten.permute`, `aten.transpose` or `aten.t` dispatched at run time,
-e.g. by `tensordot`, `F.linear` or `.mH`).""",
+e.g. by `tensordot`, `F.linear` or `.mH`). `shape` may contain a 0 (then `buffer` is empty).""",
     hints=("Permuting a view permutes its sizes *and* its strides; the storage does not move. "
            "`sizes[order]` permutes a tensor of sizes.",
            "For output position `q`, find its index in the permuted shape (`//` and `%` by contiguous strides), "

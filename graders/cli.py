@@ -77,7 +77,9 @@ def validate(assignments: Optional[list[str]] = typer.Argument(None, help="Assig
                           "fails" if not row.stub["correct"].passed else "PASSES",
                           f"{row.speedup:.0f}x" if row.speedup else "-", f"{row.exercise.speedup:g}x",
                           f"{row.half_loop_factor:.1f}x" if row.half_loop_factor else "-",
-                          "[green]ok[/green]" if ok else "[red]" + "; ".join(row.problems)[:200] + "[/red]")
+                          ("[red]" + "; ".join(row.problems)[:200] + "[/red]" if not ok else
+                           "[yellow]speed: " + "; ".join(row.speed_problems)[:200] + "[/yellow]"
+                           if row.speed_problems else "[green]ok[/green]"))
     console.print(table)
     if failed:
         raise typer.Exit(1)

@@ -38,9 +38,9 @@ def rows_with_small_sum_nonzero(a, threshold):
     return a.index_select(0, torch.nonzero(a.sum(dim=1) < threshold)[:, 0])
 
 
-def rows_with_small_sum_masked(a, threshold):
-    keep = a.sum(1, keepdim=True) < threshold
-    return torch.masked_select(a, keep).view(-1, a.shape[1])
+def rows_with_small_sum_where(a, threshold):
+    (rows,) = torch.where(a.sum(1) < threshold)
+    return a[rows]
 
 
 def rows_with_small_sum_half_loop(a, threshold):
@@ -57,8 +57,9 @@ def conv2d_indexing_as_strided(img, filters, stride=1, padding=0):
     Hout = (H + 2 * padding - K) // stride + 1
     Wout = (W + 2 * padding - K) // stride + 1
     s0, s1, s2 = padded.stride()
-    patches = padded.as_strided((Cin, Hout, Wout, K, K), (s0, s1 * stride, s2 * stride, s1, s2))
-    return torch.einsum("cyxij,coij->oyx", patches, filters)
+    patches = padded.as_strided((Hout, Wout, Cin, K, K), (s1 * stride, s2 * stride, s0, s1, s2))
+    weights = filters.movedim(1, 3).reshape(Cin * K * K, -1)                 # [(c i j), Cout]
+    return (patches.reshape(Hout * Wout, Cin * K * K) @ weights).T.reshape(-1, Hout, Wout)
 
 
 def conv2d_indexing_gather(img, filters, stride=1, padding=0):

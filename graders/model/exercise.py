@@ -91,7 +91,7 @@ class Exercise:
     count_sizes: tuple[int, int] = (4, 16)
     bench_size: int = 64
     speedup: float = 10.0
-    ref_factor: float = 3.0
+    ref_factor: float = 10.0
     points: Points = Points()
     in_place: bool = False
     must_be_view: bool = False
