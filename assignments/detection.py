@@ -8,7 +8,7 @@ ground-truth boxes, and RoI Align. ``vecgrade build`` turns this file into
 import torch
 
 from graders.model.exercise import Assignment, Case, Example, Exercise, load_variants
-from graders.model.inputs import pick, rand, randint
+from graders.model.inputs import lay_out, pick, rand, randint
 
 V = load_variants(__file__)
 
@@ -63,24 +63,13 @@ and samples more than one pixel outside read 0.
 
 # ------------------------------------------------------------------------- input helpers
 
-def _lay(t, layout):
-    """``t`` stored non-contiguously (``layout`` as in ``graders.model.inputs``), same values."""
-    if layout == "transposed":
-        return t.transpose(-1, -2).contiguous().transpose(-1, -2)
-    if layout == "sliced":
-        big = torch.zeros(*t.shape[:-1], 2 * t.shape[-1], dtype=t.dtype)
-        big[..., ::2] = t
-        return big[..., ::2]
-    return t
-
-
 def _boxes(gen, n, dtype=torch.float32, low=-5.0, span=10.0, side=6.0, layout="contiguous"):
     """``n`` random boxes (x1, y1, x2, y2): corners uniform in [low, low + span), sides in [0, side)."""
     x1 = rand(gen, n, dtype=torch.float64, low=low, scale=span)
     y1 = rand(gen, n, dtype=torch.float64, low=low, scale=span)
     w = rand(gen, n, dtype=torch.float64, low=0.0, scale=side)
     h = rand(gen, n, dtype=torch.float64, low=0.0, scale=side)
-    return _lay(torch.stack([x1, y1, x1 + w, y1 + h], 1).to(dtype), layout)
+    return lay_out(torch.stack([x1, y1, x1 + w, y1 + h], 1).to(dtype), layout)
 
 
 def _grid_boxes(gen, n, grid=6, side=4, dtype=torch.float32, min_side=1):
@@ -282,7 +271,7 @@ def match_anchors_hidden(gen):
     yield Case("N = 0 and M = 0", (_boxes(gen, 0), _boxes(gen, 0), 0.5))
     for layout in ("transposed", "sliced"):
         yield Case(f"{layout} anchors and gt boxes",
-                   (_lay(_grid_boxes(gen, 10), layout), _lay(_grid_boxes(gen, 6), layout), 0.3))
+                   (lay_out(_grid_boxes(gen, 10), layout), lay_out(_grid_boxes(gen, 6), layout), 0.3))
     yield Case("transposed anchors, sliced gt boxes, float64",
                (_boxes(gen, 9, torch.float64, layout="transposed"), _boxes(gen, 4, torch.float64, layout="sliced"), 0.2))
 
@@ -397,7 +386,7 @@ def _roi_boxes(gen, N, H, W, dtype=torch.float32, margin=3.0, side=None, layout=
     y1 = rand(gen, N, dtype=torch.float64, low=-margin, scale=H + margin)
     w = rand(gen, N, dtype=torch.float64, low=0.0, scale=side)
     h = rand(gen, N, dtype=torch.float64, low=0.0, scale=side)
-    return _lay(torch.stack([x1, y1, x1 + w, y1 + h], 1).to(dtype), layout)
+    return lay_out(torch.stack([x1, y1, x1 + w, y1 + h], 1).to(dtype), layout)
 
 
 def roi_align_hidden(gen):

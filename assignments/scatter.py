@@ -7,7 +7,7 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 import torch
 
 from graders.model.exercise import Assignment, Case, Example, Exercise, load_variants
-from graders.model.inputs import pick, rand, randint
+from graders.model.inputs import lay_out, pick, rand, randint
 
 V = load_variants(__file__)
 
@@ -64,15 +64,6 @@ gives the sorted distinct values and, for every entry of `a`, the position of
 its value in `values`. `inverse` has the shape of `a`, so the gather
 `values[inverse]` rebuilds `a` in one step.
 """
-
-
-def _relaid(t, layout):
-    """A tensor equal to ``t`` stored non-contiguously (``"transposed"`` needs 2 dims)."""
-    if layout == "transposed":
-        return t.t().contiguous().t()
-    big = torch.zeros(*t.shape[:-1], 2 * t.shape[-1], dtype=t.dtype)
-    big[..., ::2] = t
-    return big[..., ::2]
 
 
 # ---------------------------------------------------------------------- index_reduce_rows
@@ -226,9 +217,9 @@ def reverse_unique_hidden(gen):
     yield case("empty 2-D a", torch.empty(0, 4, dtype=torch.int64))
     for layout in ("transposed", "sliced"):
         values, inverse = torch.unique(randint(gen, 0, 7, 6, 9), return_inverse=True)
-        yield Case(f"{layout} inverse", (values, _relaid(inverse, layout)))
+        yield Case(f"{layout} inverse", (values, lay_out(inverse, layout)))
     values, inverse = torch.unique(randint(gen, 0, 5, 20), return_inverse=True)
-    yield Case("sliced 1-D inverse and values", (_relaid(values, "sliced"), _relaid(inverse, "sliced")))
+    yield Case("sliced 1-D inverse and values", (lay_out(values, "sliced"), lay_out(inverse, "sliced")))
 
 
 REVERSE_UNIQUE = Exercise(
@@ -370,7 +361,7 @@ CONFUSION_MATRIX = Exercise(
     hints=("`out[target, pred] += 1` counts a repeated (t, p) pair only once.",
            "`index_put_` with `accumulate=True` adds every repeat; so does `bincount` of the flat index `t * C + p`."),
     reference=confusion_matrix,
-    alternatives=(V.confusion_matrix_bincount, V.confusion_matrix_one_hot),
+    alternatives=(V.confusion_matrix_bincount, V.confusion_matrix_scatter_add),
     half_loop=V.confusion_matrix_half_loop,
     loop=confusion_matrix_loop,
     hidden=confusion_matrix_hidden,

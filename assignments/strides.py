@@ -7,7 +7,7 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 import torch
 
 from graders.model.exercise import Assignment, Case, Example, Exercise, load_variants
-from graders.model.inputs import pick, rand, randint
+from graders.model.inputs import ints, pick, rand, randint
 
 V = load_variants(__file__)
 
@@ -68,10 +68,6 @@ def _as_sequence(gen, values):
     return list(values) if pick(gen, (True, False)) else tuple(values)
 
 
-def _ints(gen, low, high, n):
-    return [int(v) for v in torch.randint(low, high, (n,), generator=gen)]
-
-
 # ------------------------------------------------------------------------ storage_offsets
 
 def storage_offsets_loop(indices, stride, storage_offset):
@@ -93,13 +89,13 @@ def storage_offsets(indices, stride, storage_offset):
 def _offsets_case(gen, K, sizes, strides):
     """Random in-range indices into a tensor of ``sizes``, plus its stride and storage offset."""
     cols = [randint(gen, 0, s, K, 1) for s in sizes]
-    return torch.cat(cols, 1), _as_sequence(gen, strides), _ints(gen, 0, 100, 1)[0]
+    return torch.cat(cols, 1), _as_sequence(gen, strides), ints(gen, 0, 100, 1)[0]
 
 
 def storage_offsets_hidden(gen):
     for K, N in [(1, 1), (6, 2), (10, 3), (25, 4), (40, 5), (9, 7)]:
-        sizes = _ints(gen, 1, 8, N)
-        yield Case(f"random K={K}, N={N}", _offsets_case(gen, K, sizes, _ints(gen, 0, 60, N)))
+        sizes = ints(gen, 1, 8, N)
+        yield Case(f"random K={K}, N={N}", _offsets_case(gen, K, sizes, ints(gen, 0, 60, N)))
     yield Case("K = 0", _offsets_case(gen, 0, [3, 4], [4, 1]))
     yield Case("N = 1", _offsets_case(gen, 12, [9], [3]))
     yield Case("list stride", (randint(gen, 0, 5, 8, 3), [20, 5, 1], 7))
@@ -124,7 +120,7 @@ their `K` storage positions as an int64 tensor of shape `[K]`. `K` may be 0.""",
     half_loop=V.storage_offsets_half_loop,
     loop=storage_offsets_loop,
     hidden=storage_offsets_hidden,
-    sized=lambda gen, n: (randint(gen, 0, 5, n, n), _ints(gen, 0, 50, n), 3),
+    sized=lambda gen, n: (randint(gen, 0, 5, n, n), ints(gen, 0, 50, n), 3),
     examples=(
         Example("indices = torch.tensor([[1, 2]])  # a[1, 2] of a = torch.arange(12).view(3, 4)",
                 "storage_offsets(indices, (4, 1), 0)"),
@@ -262,7 +258,7 @@ def _permute_case(gen, shape, perm, dtype, layout="contiguous"):
 def permute_flat_hidden(gen):
     dtypes = (torch.float32, torch.float64, torch.int64)
     for N in (1, 2, 3, 3, 4, 5):
-        shape = _ints(gen, 1, 6, N)
+        shape = ints(gen, 1, 6, N)
         perm = [int(p) for p in torch.randperm(N, generator=gen)]
         for dtype in dtypes:
             yield Case(f"random {dtype}, {N} axes", _permute_case(gen, shape, perm, dtype))

@@ -46,7 +46,9 @@ def reverse_unique_gather(values, inverse):
 
 
 def reverse_unique_half_loop(values, inverse):
-    rows = inverse.reshape(-1, inverse.shape[-1]) if inverse.dim() else inverse.reshape(1, 1)
+    if inverse.dim() < 2:
+        return values[inverse]
+    rows = inverse.flatten(1)
     out = torch.empty(rows.shape, dtype=values.dtype)
     for i in range(rows.shape[0]):
         out[i] = values[rows[i]]
@@ -76,9 +78,9 @@ def confusion_matrix_bincount(pred, target, num_classes):
     return torch.bincount(target * num_classes + pred, minlength=num_classes ** 2).view(num_classes, num_classes)
 
 
-def confusion_matrix_one_hot(pred, target, num_classes):
-    classes = torch.arange(num_classes)
-    return (target[:, None] == classes).long().T @ (pred[:, None] == classes).long()
+def confusion_matrix_scatter_add(pred, target, num_classes):
+    flat = torch.zeros(num_classes * num_classes, dtype=torch.int64)
+    return flat.scatter_add_(0, target * num_classes + pred, torch.ones_like(pred)).view(num_classes, num_classes)
 
 
 def confusion_matrix_half_loop(pred, target, num_classes):
