@@ -6,45 +6,12 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 """
 import torch
 
-from graders.model.exercise import Assignment, Case, Example, Exercise, load_variants
+from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants
 from graders.model.inputs import rand, randint
 
 V = load_variants(__file__)
 
-LESSON = """\
-# Broadcasting: loops without loops
-
-A Python loop over tensor elements pays the interpreter's price on every
-element: a bytecode dispatch, a tensor indexing call, a tiny kernel launch.
-A single tensor operation pays it once and then runs a compiled loop over
-all elements. The craft of this course is to turn the first into the second.
-
-**Shape analysis.** Before writing any code, write the shape of every index
-of the loop. `out[b, i, j] = a[b, i] * a[b, j]` uses `b, i, j`: the result is
-`[B, F, F]`. Each operand must be laid out over those same axes, with a size-1
-axis wherever it does not depend on that index: `a[b, i]` becomes `[B, F, 1]`
-and `a[b, j]` becomes `[B, 1, F]`.
-
-**The broadcasting rules.** Two shapes are compared from the right. Each pair
-of sizes must be equal, or one of them must be 1 (which is stretched), or one
-shape must have run out of axes (a 1 is assumed on the left). The result takes
-the larger size of each pair. `[B, F, 1] * [B, 1, F]` gives `[B, F, F]`.
-
-**Adding axes.** `x[:, None]`, `x.unsqueeze(1)` and `x.view(n, 1)` all insert a
-size-1 axis without copying: they are *views* of the same storage. `expand`
-stretches a size-1 axis to any size, also without copying (its stride is 0);
-`repeat` makes real copies. Broadcasting does what `expand` does, implicitly.
-
-**Reductions.** `sum`, `mean`, `amax` take `dim=` and `keepdim=True`; keeping the
-reduced axis as size 1 lets the result broadcast straight back against the
-input, as in `x - x.mean(0, keepdim=True)`.
-
-Each exercise gives a loop version. Replace it with tensor code: no `for`, no
-`while`, no comprehensions, no `.tolist()`. The grader checks your answer on
-hidden inputs (correct), checks that no Python-level iteration remains and that
-the work does not grow with the input (vectorized), and times it against the
-loop (fast).
-"""
+LESSON = load_lesson(__file__)
 
 
 # ---------------------------------------------------------------------------- batch_outer

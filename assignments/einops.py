@@ -11,72 +11,14 @@ import torch
 import einops
 from einops import rearrange, reduce  # noqa: F401 - names of the preamble, used by students
 
-from graders.model.exercise import Assignment, Case, Example, Exercise, load_variants
+from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants
 from graders.model.inputs import rand, randint
 
 V = load_variants(__file__)
 
 PREAMBLE = "import torch\nimport einops\nfrom einops import rearrange, reduce"
 
-LESSON = """\
-# einsum and einops: name the axes, let the library move them
-
-Every exercise so far started with a shape analysis: write down the index of
-each loop, then line the operands up along those axes. `einsum` and `einops`
-turn that analysis into the code itself. You name the axes in a string; the
-library works out the reshapes, permutes, broadcasts and reductions.
-
-**einsum.** `torch.einsum("bi,oij,bj->bo", x, W, y)` reads like the loop it
-replaces: one letter per index, one group of letters per operand. A letter that
-appears in several operands lines those axes up (their sizes must agree) and
-the entries are multiplied; a letter that is missing after `->` is summed over;
-the letters after `->` give the axes of the result, in order. So `"ij->ji"` is
-a transpose, `"ijk->"` sums every entry, `"ik,kj->ij"` is a matrix product and
-`"ij,j->ij"` scales each column of a matrix by a vector.
-
-**rearrange: composing and splitting axes.** `rearrange(t, "b c h w -> b h w c")`
-permutes axes by name. Parentheses on the right *compose* axes: `"b c h w -> b (c h w)"`
-flattens, and the leftmost name varies slowest, exactly like `reshape`: the flat
-index of `(a b)` is `a * size_b + b`. Parentheses on the left *split* an axis:
-`"(h p1)"` cuts an axis of length `H` into `h` blocks of `p1` neighbours (pass
-`p1=p`; einops infers `h = H // p`). Inside parentheses **the order matters**:
-with `(h p1)` (index `h * p + p1`) each group is `p` adjacent pixels, with
-`(p1 h)` (index `p1 * (H/p) + h`) its pixels lie `H/p` apart; `(p1 p2 c)` and
-`(c p1 p2)` have the same size but hold the values in a different order.
-
-**Patches, space-to-depth, channel shuffle.** A Vision Transformer cuts an image
-into `p x p` patches and makes each one a token:
-`"b c (h p1) (w p2) -> b (h w) (p1 p2 c)"` gives `(H/p)(W/p)` tokens of `p*p*C`
-values. Swapping the roles, as in the often-copied `b (p1 p2) (h w c)` with
-`p1 = p2 = 8`, can still give the expected shape (64 tokens of 3072 values for a
-256 x 256 RGB image), but each token is then a strided sample of the whole
-image instead of one 32 x 32 neighbourhood. Space-to-depth
-`"b c (h h0) (w w0) -> b (h0 w0 c) h w"` moves each `r x r` block into the
-channels (`pixel_unshuffle` moves the same pixels but orders the channels
-`(c h0 w0)`). Channel shuffle `"b (g c) h w -> b (c g) h w"` is just a transpose
-of the two factors of the channel axis.
-
-**reduce.** Axes that disappear are reduced: `reduce(t, "b c h w -> b c", "mean")`
-is global average pooling and `reduce(t, "b c (h h0) (w w0) -> b c h w", "max", h0=2, w0=2)`
-is 2x2 max pooling. Writing `1` in the output (`"b c h w -> b c 1 1"`) keeps a
-size-1 axis, ready to broadcast back against `t`.
-
-**Views or copies.** `rearrange` is `reshape`, then `permute`, then `reshape`.
-Splitting an axis and permuting never copy. Merging axes is free only when they
-sit next to each other in memory in that order (the outer stride equals the
-inner size times the inner stride); otherwise `reshape` copies. On a contiguous
-tensor `"b c h w -> b h w c"` and `"b c h w -> b (h w) c"` return views, while
-`"b c h w -> b (h w c)"` must copy. So the result may share storage with the
-input: never write into it unless you mean to change the input. The same holds
-when you do it by hand: `view` raises when the strides do not allow a view,
-`reshape` copies only when it has to.
-
-**Gradients** flow through all of these: they are ordinary differentiable
-tensor operations (a max sends its gradient to the entries holding the maximum).
-
-Each exercise gives a loop version over single elements. Translate its index
-arithmetic into an axis pattern; no `for`, no `while`, no comprehensions.
-"""
+LESSON = load_lesson(__file__)
 
 
 # ------------------------------------------------------------------------- batched_bilinear

@@ -6,64 +6,12 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 """
 import torch
 
-from graders.model.exercise import Assignment, Case, Example, Exercise, load_variants
+from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants
 from graders.model.inputs import lay_out, pick, rand, randint
 
 V = load_variants(__file__)
 
-LESSON = """\
-# Scatter: writing through an index
-
-Gathering reads through an index: `out = src[index]` gives
-`out[i] = src[index[i]]`, one result per index entry. Scattering is the other
-direction: `out[index[i]] <- src[i]`, where the *destination* is chosen by
-the index. Reading can never collide, but writing can: when the same
-destination appears twice, something has to decide what happens, and that
-something is the reduction.
-
-**Advanced-index assignment does not accumulate.** `out[index] += src` looks
-like a scatter-add, but Python runs it as `out[index] = out[index] + src`:
-the right-hand side is gathered once, *before* any write, and then every
-entry is written, so a repeated destination keeps only one of its updates.
-With `index = [0, 0]` and `src = [1, 1]`, `out[0]` goes up by 1, not 2. Use an
-operation that reduces on the way in:
-
-- `out.index_add_(dim, index, src)`: adds slice `src[i]` into slice `out[index[i]]`
-  along `dim`; `index` is 1-D.
-- `out.index_put_((rows, cols), values, accumulate=True)`: the accumulating
-  form of `out[rows, cols] = values`.
-- `out.scatter_add_(dim, index, src)` and `out.scatter_reduce_(dim, index, src, reduce,
-  include_self=True)`: `index` has the shape of `src` and names the destination
-  along `dim` element by element (for `dim=0`, `out[index[i, j], j] op= src[i, j]`),
-  with `reduce` one of `"sum"`, `"prod"`, `"mean"`, `"amax"`, `"amin"`.
-- `out.index_reduce_(dim, index, src, reduce, include_self=True)`: the slice form of
-  the same (like `index_add_`), with `"prod"`, `"mean"`, `"amax"`, `"amin"`.
-- `torch.bincount(index, minlength=K)`: how many times each of `0 .. K-1` occurs.
-
-**`include_self`.** With `include_self=True` the value already in the
-destination takes part in the reduction (for `"mean"` it counts as one more
-term); with `False` a destination that receives something forgets its old
-value first. A destination that receives nothing keeps its value either way.
-
-**Shape analysis.** To turn a slice-wise index (one destination row per
-source row, `[S]`) into an element-wise one (`[S, D]`, as `scatter_*` wants),
-give it a size-1 axis and `expand` it: `index[:, None].expand(-1, D)` is a
-view, no copy. A flat index over pairs, `t * C + p`, turns a 2-D count into a
-1-D one.
-
-**Views versus copies.** Basic indexing (`a[1:3]`, `a[:, 0]`) returns a view;
-integer-array indexing (`a[index]`) returns a copy, which is why writing into
-`out[index]` after reading it cannot see the repeats. Methods ending in `_`
-write into their tensor and return it; the ones without `_` return a new tensor and leave the input alone.
-An in-place write through a view (a slice, `expand`, `t()`) changes the tensor
-it views, so clone an input before scattering into it unless you own it. Never
-scatter in place into an expanded view: its entries share memory.
-
-**Reverse unique.** `values, inverse = torch.unique(a, return_inverse=True)`
-gives the sorted distinct values and, for every entry of `a`, the position of
-its value in `values`. `inverse` has the shape of `a`, so the gather
-`values[inverse]` rebuilds `a` in one step.
-"""
+LESSON = load_lesson(__file__)
 
 
 # ---------------------------------------------------------------------- index_reduce_rows

@@ -6,61 +6,12 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 """
 import torch
 
-from graders.model.exercise import Assignment, Case, Example, Exercise, load_variants
+from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants
 from graders.model.inputs import ints, pick, rand, randint
 
 V = load_variants(__file__)
 
-LESSON = """\
-# Strides: how a flat buffer becomes an N-d tensor
-
-A tensor's numbers live in a **storage**: one flat, 1-D block of memory. The
-tensor itself is only a way of reading that block, described by three things:
-
-- `size` (its shape): how many positions each axis has;
-- `storage_offset`: where in the storage the element `[0, 0, ..., 0]` sits;
-- `stride`: for each axis, how many storage slots you move when that axis's
-  index grows by one.
-
-So the element at index `(i_0, ..., i_{N-1})` is found at
-
-    offset = storage_offset + i_0 * stride_0 + ... + i_{N-1} * stride_{N-1}
-
-For `a = torch.arange(12).view(3, 4)` the strides are `(4, 1)`, so `a[1, 2]` is
-slot `0 + 1 * 4 + 2 * 1 = 6` of the storage, which holds the value 6.
-
-**Contiguous strides.** A freshly made tensor stores its last axis fastest: the
-stride of axis `i` is the product of the sizes of all the axes after it (and
-the last stride is 1). A `[2, 3, 4, 5]` tensor has strides `(60, 20, 5, 1)`.
-
-**Views move no data.** Slicing, `view`, `transpose`, `permute`, `expand`,
-`unfold` and `as_strided` make a new tensor object with a new size, offset and
-stride, but the same storage. Writing through one of them changes all of them.
-Permuting axes just permutes the strides: `x.permute(0, 3, 1, 2)` on a
-contiguous NHWC tensor of shape `[2, 3, 4, 5]` gives shape `[2, 5, 3, 4]` with
-strides `(60, 1, 20, 5)` -- the numbers have not moved, only the way of reading
-them has. `.contiguous()` is the step that really copies, into the order the
-new shape expects.
-
-**When reshape has to copy.** `view` only re-describes memory, so it fails when
-no single stride per new axis can walk the old layout (for example after a
-transpose). `reshape` then falls back to a copy. Basic indexing (integers,
-slices, `None`, `...`) always gives a view; integer-array and boolean indexing
-always gives a copy. `t.untyped_storage().data_ptr()` tells you whether two
-tensors share memory.
-
-**Shape analysis still applies.** The formulas above are sums and products over
-axes: lay every quantity out along its own tensor axis, combine with
-broadcasting, and reduce. Where the answer *is* a layout (a view), compute its
-size, stride and offset and let `as_strided` (or `unfold`, `view`) build it,
-without touching the elements at all.
-
-Each exercise gives a loop version. Replace it with tensor code: no `for`, no
-`while`, no comprehensions, no `.tolist()`. The grader checks your answer on
-hidden inputs (correct), checks that no Python-level iteration remains and that
-the work does not grow with the input (vectorized), and times it against the
-loop (fast).
-"""
+LESSON = load_lesson(__file__)
 
 
 def _as_sequence(gen, values):

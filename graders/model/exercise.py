@@ -196,11 +196,18 @@ class Assignment:
         return None
 
 
-def load_variants(assignment_file: str):
-    """The module ``variants/<assignment>.py`` beside an assignment file: the alternatives and
-    half loops that ``vecgrade validate`` grades (``assignments`` is not an installed package)."""
-    path = Path(assignment_file).parent / "variants" / Path(assignment_file).name
-    return _import_path(path, f"vecgrade_assignments.variants.{path.stem}")
+def load_lesson(assignment_file: str) -> str:
+    """The text of ``lessons/<assignment>.md`` beside an assignment file: prose lives in markdown."""
+    path = Path(assignment_file).parent / "lessons" / f"{Path(assignment_file).stem}.md"
+    return path.read_text(encoding="utf-8")
+
+
+def load_variants(assignment_file: str, folder: str = "variants"):
+    """The module ``<folder>/<assignment>.py`` beside an assignment file (``assignments`` is not an
+    installed package): ``variants`` holds the alternatives and half loops that ``vecgrade validate``
+    grades, ``cases`` the input generators of a long assignment."""
+    path = Path(assignment_file).parent / folder / Path(assignment_file).name
+    return _import_path(path, f"vecgrade_assignments.{folder}.{path.stem}")
 
 
 def _import_path(path: Path, mod_name: str):
