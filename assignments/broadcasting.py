@@ -7,7 +7,7 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 import torch
 
 from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants
-from graders.model.inputs import rand, randint
+from graders.model.inputs import layout_cases, rand, randint, random_cases
 
 V = load_variants(__file__)
 
@@ -31,13 +31,10 @@ def batch_outer(a):
 
 
 def batch_outer_hidden(gen):
-    for B, F in [(1, 1), (1, 5), (6, 1), (7, 3), (16, 9)]:
-        for dtype in (torch.float32, torch.float64):
-            yield Case(f"random {dtype} [{B}, {F}]", (rand(gen, B, F, dtype=dtype),))
+    yield from random_cases(gen, [(1, 1), (1, 5), (6, 1), (7, 3), (16, 9)])
     yield Case("B = 0", (rand(gen, 0, 4),))
     yield Case("int64 input", (randint(gen, -9, 10, 5, 4),))
-    for layout in ("transposed", "sliced"):
-        yield Case(f"{layout} input", (rand(gen, 8, 6, layout=layout),))
+    yield from layout_cases(gen, 8, 6)
 
 
 BATCH_OUTER = Exercise(
@@ -47,7 +44,7 @@ products, shape `[B, F, F]`: `out[b, i, j] = a[b, i] * a[b, j]`. `B` may be 0. `
     hints=("Which axes does `a[b, i]` depend on, and which does `a[b, j]`?",
            "Insert a size-1 axis with `None` so the two operands broadcast to `[B, F, F]`."),
     reference=batch_outer,
-    alternatives=(V.batch_outer_einsum, V.batch_outer_bmm),
+    alternatives=(V.batch_outer_einsum, V.batch_outer_unsqueeze),
     half_loop=V.batch_outer_half_loop,
     loop=batch_outer_loop,
     hidden=batch_outer_hidden,
@@ -143,9 +140,7 @@ def standardize_columns(x, eps=1e-5):
 
 
 def standardize_columns_hidden(gen):
-    for N, D in [(2, 1), (5, 3), (12, 7), (40, 16)]:
-        for dtype in (torch.float32, torch.float64):
-            yield Case(f"random {dtype} [{N}, {D}]", (rand(gen, N, D, dtype=dtype, scale=3.0),))
+    yield from random_cases(gen, [(2, 1), (5, 3), (12, 7), (40, 16)], scale=3.0)
     yield Case("one row (std is 0)", (rand(gen, 1, 4),))
     constant = rand(gen, 6, 3)
     constant[:, 1] = 2.5
@@ -153,8 +148,7 @@ def standardize_columns_hidden(gen):
     yield Case("eps=0.1", (rand(gen, 8, 5),), {"eps": 0.1})
     yield Case("eps=0", (rand(gen, 8, 5),), {"eps": 0.0})
     yield Case("shifted columns", (rand(gen, 10, 4) + 5.0,))
-    yield Case("transposed input", (rand(gen, 9, 5, layout="transposed"),))
-    yield Case("sliced input", (rand(gen, 9, 5, layout="sliced"),))
+    yield from layout_cases(gen, 9, 5)
 
 
 STANDARDIZE_COLUMNS = Exercise(
@@ -207,15 +201,12 @@ def softmax_rows(x):
 
 
 def softmax_rows_hidden(gen):
-    for N, D in [(1, 1), (3, 2), (6, 10), (17, 33)]:
-        for dtype in (torch.float32, torch.float64):
-            yield Case(f"random {dtype} [{N}, {D}]", (rand(gen, N, D, dtype=dtype, scale=4.0),))
+    yield from random_cases(gen, [(1, 1), (3, 2), (6, 10), (17, 33)], scale=4.0)
     yield Case("entries near +1e4", (rand(gen, 5, 6) + 1e4,))
     yield Case("entries near -1e4", (rand(gen, 5, 6) - 1e4,))
     yield Case("entries spread over [-1e4, 1e4]", (rand(gen, 7, 5, scale=2e4, low=-1e4),))
     yield Case("N = 0", (rand(gen, 0, 4),))
-    yield Case("transposed input", (rand(gen, 6, 8, layout="transposed"),))
-    yield Case("sliced input", (rand(gen, 6, 8, layout="sliced"),))
+    yield from layout_cases(gen, 6, 8)
 
 
 SOFTMAX_ROWS = Exercise(

@@ -6,8 +6,8 @@ def batch_outer_einsum(a):
     return torch.einsum("bi,bj->bij", a, a)
 
 
-def batch_outer_bmm(a):
-    return torch.bmm(a.unsqueeze(2), a.unsqueeze(1))
+def batch_outer_unsqueeze(a):
+    return torch.mul(a.unsqueeze(2), a.unsqueeze(1))
 
 
 def batch_outer_half_loop(a):

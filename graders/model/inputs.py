@@ -55,17 +55,21 @@ def pick(gen: torch.Generator, options):
     return options[int(torch.randint(len(options), (1,), generator=gen))]
 
 
-def random_cases(gen: torch.Generator, shapes, make, dtypes=(torch.float32, torch.float64)):
-    """One ``Case`` per shape and dtype: ``make(gen, *shape, dtype=dtype)`` gives the arguments (a tuple)."""
-    from graders.model.exercise import Case
+def random_cases(gen: torch.Generator, shapes, dtypes=(torch.float32, torch.float64), make=None, **kwargs):
+    """One ``Case`` per shape and dtype, labelled ``random <dtype> [<shape>]``.
+
+    The arguments are ``make(gen, *shape, dtype=dtype)`` (a tuple), by default one ``rand`` tensor
+    of that shape (``kwargs`` go to ``rand``): the common "random inputs" block of a hidden generator.
+    """
+    from graders.model.exercise import Case   # the model imports this module: import late
     for shape in shapes:
         for dtype in dtypes:
-            sizes = ", ".join(map(str, shape))
-            yield Case(f"random {str(dtype).replace('torch.', '')} [{sizes}]", make(gen, *shape, dtype=dtype))
+            args = make(gen, *shape, dtype=dtype) if make else (rand(gen, *shape, dtype=dtype, **kwargs),)
+            yield Case(f"random {dtype} [{', '.join(map(str, shape))}]", args)
 
 
-def layout_cases(gen: torch.Generator, make, layouts=("transposed", "sliced")):
-    """One ``Case`` per non-contiguous layout: ``make(gen, layout)`` gives the arguments (a tuple)."""
+def layout_cases(gen: torch.Generator, *shape: int, layouts=("transposed", "sliced"), **kwargs):
+    """One ``Case`` per non-contiguous layout, labelled ``<layout> input``: a ``rand`` tensor of ``shape``."""
     from graders.model.exercise import Case
     for layout in layouts:
-        yield Case(f"{layout} input", make(gen, layout))
+        yield Case(f"{layout} input", (rand(gen, *shape, layout=layout, **kwargs),))
