@@ -6,43 +6,12 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 """
 import torch
 
-from graders.model.exercise import Assignment, Case, Example, Exercise, Points
-from graders.model.inputs import rand, randint
+from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants
+from graders.model.inputs import layout_cases, rand, randint, random_cases
 
-LESSON = """\
-# Broadcasting: loops without loops
+V = load_variants(__file__)
 
-A Python loop over tensor elements pays the interpreter's price on every
-element: a bytecode dispatch, a tensor indexing call, a tiny kernel launch.
-A single tensor operation pays it once and then runs a compiled loop over
-all elements. The craft of this course is to turn the first into the second.
-
-**Shape analysis.** Before writing any code, write the shape of every index
-of the loop. `out[b, i, j] = a[b, i] * a[b, j]` uses `b, i, j`: the result is
-`[B, F, F]`. Each operand must be laid out over those same axes, with a size-1
-axis wherever it does not depend on that index: `a[b, i]` becomes `[B, F, 1]`
-and `a[b, j]` becomes `[B, 1, F]`.
-
-**The broadcasting rules.** Two shapes are compared from the right. Each pair
-of sizes must be equal, or one of them must be 1 (which is stretched), or one
-shape must have run out of axes (a 1 is assumed on the left). The result takes
-the larger size of each pair. `[B, F, 1] * [B, 1, F]` gives `[B, F, F]`.
-
-**Adding axes.** `x[:, None]`, `x.unsqueeze(1)` and `x.view(n, 1)` all insert a
-size-1 axis without copying: they are *views* of the same storage. `expand`
-stretches a size-1 axis to any size, also without copying (its stride is 0);
-`repeat` makes real copies. Broadcasting does what `expand` does, implicitly.
-
-**Reductions.** `sum`, `mean`, `amax` take `dim=` and `keepdim=True`; keeping the
-reduced axis as size 1 lets the result broadcast straight back against the
-input, as in `x - x.mean(0, keepdim=True)`.
-
-Each exercise gives a loop version. Replace it with tensor code: no `for`, no
-`while`, no comprehensions, no `.tolist()`. The grader checks your answer on
-hidden inputs (correct), checks that no Python-level iteration remains and that
-the work does not grow with the input (vectorized), and times it against the
-loop (fast).
-"""
+LESSON = load_lesson(__file__)
 
 
 # ---------------------------------------------------------------------------- batch_outer
@@ -62,24 +31,21 @@ def batch_outer(a):
 
 
 def batch_outer_hidden(gen):
-    for B, F in [(1, 1), (1, 5), (6, 1), (7, 3), (16, 9)]:
-        for dtype in (torch.float32, torch.float64):
-            yield Case(f"random {dtype} [{B}, {F}]", (rand(gen, B, F, dtype=dtype),))
-    yield Case("empty batch", (rand(gen, 0, 4),))
+    yield from random_cases(gen, [(1, 1), (1, 5), (6, 1), (7, 3), (16, 9)])
+    yield Case("B = 0", (rand(gen, 0, 4),))
     yield Case("int64 input", (randint(gen, -9, 10, 5, 4),))
-    for layout in ("transposed", "sliced"):
-        yield Case(f"{layout} input", (rand(gen, 8, 6, layout=layout),))
+    yield from layout_cases(gen, 8, 6)
 
 
 BATCH_OUTER = Exercise(
-    name="batch_outer",
-    signature="def batch_outer(a):",
     task="""\
 Given a batch of vectors `a` of shape `[B, F]`, return the batch of their outer
-products, shape `[B, F, F]`: `out[b, i, j] = a[b, i] * a[b, j]`.""",
+products, shape `[B, F, F]`: `out[b, i, j] = a[b, i] * a[b, j]`. `B` may be 0. `a` may be float32, float64 or int64, and non-contiguous.""",
     hints=("Which axes does `a[b, i]` depend on, and which does `a[b, j]`?",
            "Insert a size-1 axis with `None` so the two operands broadcast to `[B, F, F]`."),
     reference=batch_outer,
+    alternatives=(V.batch_outer_einsum, V.batch_outer_unsqueeze),
+    half_loop=V.batch_outer_half_loop,
     loop=batch_outer_loop,
     hidden=batch_outer_hidden,
     sized=lambda gen, n: (rand(gen, n, n),),
@@ -88,11 +54,8 @@ products, shape `[B, F, F]`: `out[b, i, j] = a[b, i] * a[b, j]`.""",
         Example("a = torch.arange(6.).view(2, 3)", "batch_outer(a)"),
     ),
     loop_hint="build the [B, F, F] result with broadcasting instead",
-    count_sizes=(4, 16),
     bench_size=24,
     speedup=20,
-    ref_factor=10,
-    points=Points(correct=2, vectorized=1, fast=1),
 )
 
 
@@ -122,19 +85,19 @@ def pairwise_sq_dists_hidden(gen):
     yield Case("large values", (rand(gen, 6, 4, scale=30.0), rand(gen, 5, 4, scale=30.0)))
     yield Case("transposed inputs", (rand(gen, 6, 3, layout="transposed"), rand(gen, 4, 3, layout="transposed")))
     yield Case("sliced inputs", (rand(gen, 5, 4, layout="sliced"), rand(gen, 7, 4, layout="sliced")))
-    yield Case("no points in y", (rand(gen, 3, 2), rand(gen, 0, 2)))
+    yield Case("M = 0", (rand(gen, 3, 2), rand(gen, 0, 2)))
 
 
 PAIRWISE_SQ_DISTS = Exercise(
-    name="pairwise_sq_dists",
-    signature="def pairwise_sq_dists(x, y):",
     task="""\
 Given `N` points `x` of shape `[N, D]` and `M` points `y` of shape `[M, D]`,
 return the `[N, M]` matrix of squared Euclidean distances:
-`out[i, j] = sum_d (x[i, d] - y[j, d]) ** 2`.""",
+`out[i, j] = sum_d (x[i, d] - y[j, d]) ** 2`. `M` may be 0 (return `[N, 0]`). The inputs are float32 or float64 and may be non-contiguous.""",
     hints=("Lay `x` out as `[N, 1, D]` and `y` as `[1, M, D]`; their difference is `[N, M, D]`.",
            "Reduce over the last axis. (For large inputs, `|x|^2 + |y|^2 - 2 x @ y.T` saves memory.)"),
     reference=pairwise_sq_dists,
+    alternatives=(V.pairwise_sq_dists_expanded, V.pairwise_sq_dists_cdist),
+    half_loop=V.pairwise_sq_dists_half_loop,
     loop=pairwise_sq_dists_loop,
     hidden=pairwise_sq_dists_hidden,
     sized=lambda gen, n: (rand(gen, n, 4), rand(gen, n, 4)),
@@ -146,10 +109,8 @@ return the `[N, M]` matrix of squared Euclidean distances:
     rtol=1e-4,
     atol=2e-2,
     loop_hint="build the [N, M] result with broadcasting instead",
-    count_sizes=(4, 16),
     bench_size=20,
     speedup=15,
-    ref_factor=10,
 )
 
 
@@ -179,9 +140,7 @@ def standardize_columns(x, eps=1e-5):
 
 
 def standardize_columns_hidden(gen):
-    for N, D in [(2, 1), (5, 3), (12, 7), (40, 16)]:
-        for dtype in (torch.float32, torch.float64):
-            yield Case(f"random {dtype} [{N}, {D}]", (rand(gen, N, D, dtype=dtype, scale=3.0),))
+    yield from random_cases(gen, [(2, 1), (5, 3), (12, 7), (40, 16)], scale=3.0)
     yield Case("one row (std is 0)", (rand(gen, 1, 4),))
     constant = rand(gen, 6, 3)
     constant[:, 1] = 2.5
@@ -189,21 +148,20 @@ def standardize_columns_hidden(gen):
     yield Case("eps=0.1", (rand(gen, 8, 5),), {"eps": 0.1})
     yield Case("eps=0", (rand(gen, 8, 5),), {"eps": 0.0})
     yield Case("shifted columns", (rand(gen, 10, 4) + 5.0,))
-    yield Case("transposed input", (rand(gen, 9, 5, layout="transposed"),))
-    yield Case("sliced input", (rand(gen, 9, 5, layout="sliced"),))
+    yield from layout_cases(gen, 9, 5)
 
 
 STANDARDIZE_COLUMNS = Exercise(
-    name="standardize_columns",
-    signature="def standardize_columns(x, eps=1e-5):",
     task="""\
 Standardize each column of `x` (shape `[N, D]`): subtract the column's mean and
 divide by the column's population standard deviation plus `eps`,
 `(x - mean) / (std + eps)`. The population std divides by `N`, not `N - 1`
-(`unbiased=False`).""",
+(`unbiased=False`). `x` is float32 or float64 with `N >= 1`, and may be non-contiguous.""",
     hints=("Reduce over axis 0 with `keepdim=True` so the statistics are `[1, D]`.",
            "`[N, D]` and `[1, D]` broadcast against each other."),
     reference=standardize_columns,
+    alternatives=(V.standardize_columns_var, V.standardize_columns_std_mean),
+    half_loop=V.standardize_columns_half_loop,
     loop=standardize_columns_loop,
     hidden=standardize_columns_hidden,
     sized=lambda gen, n: (rand(gen, n, n),),
@@ -214,10 +172,8 @@ divide by the column's population standard deviation plus `eps`,
     rtol=1e-4,
     atol=1e-4,
     loop_hint="compute the column statistics with reductions over axis 0 instead",
-    count_sizes=(4, 16),
     bench_size=24,
     speedup=10,
-    ref_factor=10,
 )
 
 
@@ -245,28 +201,25 @@ def softmax_rows(x):
 
 
 def softmax_rows_hidden(gen):
-    for N, D in [(1, 1), (3, 2), (6, 10), (17, 33)]:
-        for dtype in (torch.float32, torch.float64):
-            yield Case(f"random {dtype} [{N}, {D}]", (rand(gen, N, D, dtype=dtype, scale=4.0),))
+    yield from random_cases(gen, [(1, 1), (3, 2), (6, 10), (17, 33)], scale=4.0)
     yield Case("entries near +1e4", (rand(gen, 5, 6) + 1e4,))
     yield Case("entries near -1e4", (rand(gen, 5, 6) - 1e4,))
     yield Case("entries spread over [-1e4, 1e4]", (rand(gen, 7, 5, scale=2e4, low=-1e4),))
-    yield Case("no rows", (rand(gen, 0, 4),))
-    yield Case("transposed input", (rand(gen, 6, 8, layout="transposed"),))
-    yield Case("sliced input", (rand(gen, 6, 8, layout="sliced"),))
+    yield Case("N = 0", (rand(gen, 0, 4),))
+    yield from layout_cases(gen, 6, 8)
 
 
 SOFTMAX_ROWS = Exercise(
-    name="softmax_rows",
-    signature="def softmax_rows(x):",
     task="""\
 Return the softmax of each row of `x` (shape `[N, D]`):
 `out[i, j] = exp(x[i, j]) / sum_k exp(x[i, k])`. The result must stay finite for
 entries as large as `1e4` or as small as `-1e4`. `softmax` and `log_softmax`
-are not allowed (in any namespace).""",
+are not allowed (in any namespace). `N` may be 0. `x` is float32 or float64.""",
     hints=("`exp(1e4)` overflows. Subtracting the row's maximum from the row changes nothing in the result.",
            "`x.amax(1, keepdim=True)` has shape `[N, 1]`."),
     reference=softmax_rows,
+    alternatives=(V.softmax_rows_logsumexp, V.softmax_rows_divide_max),
+    half_loop=V.softmax_rows_half_loop,
     loop=softmax_rows_loop,
     hidden=softmax_rows_hidden,
     sized=lambda gen, n: (rand(gen, n, n, scale=3.0),),
@@ -278,10 +231,8 @@ are not allowed (in any namespace).""",
     forbidden=("softmax", "log_softmax", "Softmax", "LogSoftmax", "softmin", "Softmin"),
     forbidden_ops=("_softmax", "_log_softmax", "softmax", "log_softmax"),
     loop_hint="work on whole rows with reductions along axis 1 instead",
-    count_sizes=(4, 16),
     bench_size=24,
     speedup=10,
-    ref_factor=10,
 )
 
 

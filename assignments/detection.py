@@ -7,108 +7,16 @@ ground-truth boxes, and RoI Align. ``vecgrade build`` turns this file into
 """
 import torch
 
-from graders.model.exercise import Assignment, Case, Example, Exercise, Points
-from graders.model.inputs import pick, rand, randint
+from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants
+from graders.model.inputs import lay_out, pick, rand
 
-LESSON = """\
-# Applications: boxes, anchors and RoI Align
+V = load_variants(__file__)
+C = load_variants(__file__, "cases")
 
-Object detectors are full of small loops over boxes. Each of them turns into
-tensor code by the same recipe: write the shape of every quantity in the loop,
-lay the operands out over those axes, and let broadcasting do the looping.
-
-**IoU of two box sets.** A box is a row `(x1, y1, x2, y2)` with `x1 <= x2` and
-`y1 <= y2`. For boxes `a` and `b` the overlap is `min(a.x2, b.x2) - max(a.x1, b.x1)`
-wide, clamped at 0 (a negative width means the boxes do not meet), and likewise
-high. The loop runs over pairs `(i, j)`, so the result is `[N, M]`: view the first
-set as `[N, 1, 4]` and the second as `[1, M, 4]` (`boxes1[:, None]` is a view,
-no copy), and every `minimum`/`maximum` gives an `[N, M]` tensor at once. The
-areas are `[N]` and `[M]`; `area1[:, None] + area2[None, :] - inter` is the union.
-Where the union is 0 (two equal points, say) `inter / union` is `nan`:
-`torch.where(union > 0, ..., 0)` picks the value you want without a branch.
-
-The chapter computes the intersection as the smaller of two products of
-corner distances. That shortcut is only right when the boxes overlap at a
-corner: for a box inside another it overstates the intersection, and for two
-boxes that do not meet at all it still finds a positive one. (It also measures y
-upwards.) The clamped widths and heights above are right in every case.
-
-**Matching anchors.** Given the `[N, M]` IoU matrix, each anchor (row) takes the
-ground-truth box (column) it overlaps most. `iou.amax(1, keepdim=True)` is the
-best value per row as `[N, 1]`; `iou == best` marks every column that reaches it,
-and the smallest such column index is the match (`torch.where(mask, columns, M)`
-then `amin(1)` makes "the lowest index among equals" explicit). A boolean mask
-`best < threshold` together with `torch.where` writes `-1` into the rows without
-a good enough match. A reduction over an axis of size 0 has no value, so the
-case `M == 0` needs its own answer (a Python `if` on a shape is fine: it runs
-once, not once per element).
-
-**RoI Align.** For every box the output has `n x n` bins, and each bin reads one
-bilinear sample of the feature map at its centre. The sample rows depend on
-(box, bin row) and the columns on (box, bin column): compute them as `[N, n]`
-tensors, then turn them into the four neighbouring integer rows and columns
-and the four interpolation weights. *Integer-array indexing* does the gathering:
-`features[:, rows[:, :, None], cols[:, None, :]]` broadcasts the two index
-tensors to `[N, n, n]` and returns `[C, N, n, n]`, a *copy* (advanced indexing
-never returns a view). The advanced axes replace the indexed axes in place,
-after the leading `:`; `permute` (a view) then brings the box axis to the front.
-Bilinear weights are `1 - distance` to each neighbour, that is `hy * hx`,
-`hy * lx`, `ly * hx` and `ly * lx` with `ly = y - y_low` and `hy = 1 - ly`.
-Samples near the border are clamped onto the map instead of reading past it,
-and samples more than one pixel outside read 0.
-"""
+LESSON = load_lesson(__file__)
 
 
 # ------------------------------------------------------------------------- input helpers
-
-def _lay(t, layout):
-    """``t`` stored non-contiguously (``layout`` as in ``graders.model.inputs``), same values."""
-    if layout == "transposed":
-        return t.transpose(-1, -2).contiguous().transpose(-1, -2)
-    if layout == "sliced":
-        big = torch.zeros(*t.shape[:-1], 2 * t.shape[-1], dtype=t.dtype)
-        big[..., ::2] = t
-        return big[..., ::2]
-    return t
-
-
-def _boxes(gen, n, dtype=torch.float32, low=-5.0, span=10.0, side=6.0, layout="contiguous"):
-    """``n`` random boxes (x1, y1, x2, y2): corners uniform in [low, low + span), sides in [0, side)."""
-    x1 = rand(gen, n, dtype=torch.float64, low=low, scale=span)
-    y1 = rand(gen, n, dtype=torch.float64, low=low, scale=span)
-    w = rand(gen, n, dtype=torch.float64, low=0.0, scale=side)
-    h = rand(gen, n, dtype=torch.float64, low=0.0, scale=side)
-    return _lay(torch.stack([x1, y1, x1 + w, y1 + h], 1).to(dtype), layout)
-
-
-def _grid_boxes(gen, n, grid=6, side=4, dtype=torch.float32, min_side=1):
-    """``n`` boxes with integer corners in [0, grid) and integer sides in [min_side, side]:
-    many IoUs are exactly equal, which tests the tie rules."""
-    x1 = randint(gen, 0, grid, n)
-    y1 = randint(gen, 0, grid, n)
-    w = randint(gen, min_side, side + 1, n)
-    h = randint(gen, min_side, side + 1, n)
-    return torch.stack([x1, y1, x1 + w, y1 + h], 1).to(dtype)
-
-
-def _nested(gen, n, dtype=torch.float32):
-    """Pairs (outer[i], inner[i]) with inner[i] strictly inside outer[i]."""
-    outer = _boxes(gen, n, dtype=torch.float64, side=8.0) + torch.tensor([0.0, 0.0, 2.0, 2.0], dtype=torch.float64)
-    w = outer[:, 2] - outer[:, 0]
-    h = outer[:, 3] - outer[:, 1]
-    f = rand(gen, n, 4, dtype=torch.float64, low=0.05, scale=0.4)
-    inner = torch.stack([outer[:, 0] + f[:, 0] * w, outer[:, 1] + f[:, 1] * h,
-                         outer[:, 2] - f[:, 2] * w, outer[:, 3] - f[:, 3] * h], 1)
-    return outer.to(dtype), inner.to(dtype)
-
-
-def _degenerate(gen, n, dtype=torch.float32):
-    """Zero-area boxes: points and horizontal and vertical segments, on a small integer grid."""
-    b = _grid_boxes(gen, n, grid=4, side=2, dtype=torch.float64, min_side=0)
-    kind = randint(gen, 0, 3, n)
-    b[:, 2] = torch.where(kind != 2, b[:, 0], b[:, 2])   # kinds 0, 1: zero width
-    b[:, 3] = torch.where(kind != 1, b[:, 1], b[:, 3])   # kinds 0, 2: zero height
-    return b.to(dtype)
 
 
 # -------------------------------------------------------------------------------- box_iou
@@ -144,39 +52,37 @@ def box_iou(boxes1, boxes2):
 def box_iou_hidden(gen):
     for N, M in [(1, 1), (3, 5), (7, 2), (12, 9), (20, 20)]:
         for dtype in (torch.float32, torch.float64):
-            yield Case(f"random {dtype} boxes N={N}, M={M}", (_boxes(gen, N, dtype), _boxes(gen, M, dtype)))
+            yield Case(f"random {dtype} boxes N={N}, M={M}", (C._boxes(gen, N, dtype), C._boxes(gen, M, dtype)))
     for dtype in (torch.float32, torch.float64):
-        g = _grid_boxes(gen, 6, dtype=dtype)
+        g = C._grid_boxes(gen, 6, dtype=dtype)
         yield Case(f"integer-corner boxes with ties and duplicates, {dtype}",
-                   (_grid_boxes(gen, 9, dtype=dtype), torch.cat([g, g[:3]])))
-        outer, inner = _nested(gen, 6, dtype)
+                   (C._grid_boxes(gen, 9, dtype=dtype), torch.cat([g, g[:3]])))
+        outer, inner = C._nested(gen, 6, dtype)
         yield Case(f"nested boxes (second set inside the first), {dtype}", (outer, inner))
         yield Case(f"nested boxes (first set inside the second), {dtype}", (inner, outer))
-    left = _boxes(gen, 5, low=-20.0, span=5.0, side=4.0)
-    right = _boxes(gen, 4, low=5.0, span=5.0, side=4.0)
+    left = C._boxes(gen, 5, low=-20.0, span=5.0, side=4.0)
+    right = C._boxes(gen, 4, low=5.0, span=5.0, side=4.0)
     yield Case("disjoint boxes", (left, right))
     a = torch.tensor([[0.0, 0.0, 2.0, 2.0], [0.0, 0.0, 1.0, 5.0]])
     b = torch.tensor([[2.0, 0.0, 4.0, 2.0], [0.0, 2.0, 2.0, 3.0], [3.0, 3.0, 4.0, 4.0]])
     yield Case("disjoint boxes that share an edge or a corner", (a, b))
-    b1 = _boxes(gen, 7, torch.float64)
+    b1 = C._boxes(gen, 7, torch.float64)
     yield Case("identical box sets", (b1, b1.clone()))
-    d = _degenerate(gen, 8)
+    d = C._degenerate(gen, 8)
     yield Case("zero-area boxes (points and segments) against themselves", (d, d.clone()))
-    yield Case("zero-area boxes against ordinary boxes", (_degenerate(gen, 6), _grid_boxes(gen, 5)))
-    yield Case("N = 0", (_boxes(gen, 0), _boxes(gen, 4)))
-    yield Case("M = 0", (_boxes(gen, 3), _boxes(gen, 0)))
-    yield Case("N = 0 and M = 0", (_boxes(gen, 0, torch.float64), _boxes(gen, 0, torch.float64)))
-    yield Case("large coordinates", (_boxes(gen, 6, low=-500.0, span=1000.0, side=400.0),
-                                     _boxes(gen, 8, low=-500.0, span=1000.0, side=400.0)))
+    yield Case("zero-area boxes against ordinary boxes", (C._degenerate(gen, 6), C._grid_boxes(gen, 5)))
+    yield Case("N = 0", (C._boxes(gen, 0), C._boxes(gen, 4)))
+    yield Case("M = 0", (C._boxes(gen, 3), C._boxes(gen, 0)))
+    yield Case("N = 0 and M = 0", (C._boxes(gen, 0, torch.float64), C._boxes(gen, 0, torch.float64)))
+    yield Case("large coordinates", (C._boxes(gen, 6, low=-500.0, span=1000.0, side=400.0),
+                                     C._boxes(gen, 8, low=-500.0, span=1000.0, side=400.0)))
     for layout in ("transposed", "sliced"):
-        yield Case(f"{layout} boxes", (_boxes(gen, 6, layout=layout), _boxes(gen, 5, layout=layout)))
+        yield Case(f"{layout} boxes", (C._boxes(gen, 6, layout=layout), C._boxes(gen, 5, layout=layout)))
     yield Case("transposed boxes1, sliced boxes2, float64",
-               (_boxes(gen, 5, torch.float64, layout="transposed"), _boxes(gen, 6, torch.float64, layout="sliced")))
+               (C._boxes(gen, 5, torch.float64, layout="transposed"), C._boxes(gen, 6, torch.float64, layout="sliced")))
 
 
 BOX_IOU = Exercise(
-    name="box_iou",
-    signature="def box_iou(boxes1, boxes2):",
     task="""\
 Given two sets of boxes, `boxes1` of shape `[N, 4]` and `boxes2` of shape `[M, 4]`,
 each row `(x1, y1, x2, y2)` with `x1 <= x2` and `y1 <= y2`, return the `[N, M]`
@@ -188,9 +94,11 @@ is 0. `N` or `M` may be 0. The result has the dtype of the inputs.""",
            "`min` of the right edges minus `max` of the left edges, clamped at 0.",
            "`torch.where(union > 0, inter / union, 0)` avoids the `nan` of `0 / 0`."),
     reference=box_iou,
+    alternatives=(V.box_iou_corners, V.box_iou_prod),
+    half_loop=V.box_iou_half_loop,
     loop=box_iou_loop,
     hidden=box_iou_hidden,
-    sized=lambda gen, n: (_boxes(gen, n), _boxes(gen, n)),
+    sized=lambda gen, n: (C._boxes(gen, n), C._boxes(gen, n)),
     examples=(
         Example("reg = torch.tensor([[0., 1., 3., 3.], [1., 0., 3., 4.], [1., 0., 5., 2.], [-1., 0., 4., 2.]])\n"
                 "gt = torch.tensor([[2., 0., 5., 2.]])",
@@ -207,10 +115,8 @@ is 0. `N` or `M` may be 0. The result has the dtype of the inputs.""",
     rtol=1e-4,
     atol=1e-6,
     loop_hint="compute the [N, M] overlaps with broadcasting instead",
-    count_sizes=(4, 16),
     bench_size=28,
     speedup=15,
-    ref_factor=10,
 )
 
 
@@ -259,37 +165,35 @@ def match_anchors_hidden(gen):
     for N, M in [(1, 1), (4, 3), (9, 5), (16, 12), (30, 7)]:
         for dtype in (torch.float32, torch.float64):
             threshold = pick(gen, [0.1, 0.3, 0.5])
-            yield Case(f"random {dtype} boxes N={N}, M={M}", (_boxes(gen, N, dtype), _boxes(gen, M, dtype), threshold))
+            yield Case(f"random {dtype} boxes N={N}, M={M}", (C._boxes(gen, N, dtype), C._boxes(gen, M, dtype), threshold))
     for dtype in (torch.float32, torch.float64):
-        g = _grid_boxes(gen, 5, dtype=dtype)
+        g = C._grid_boxes(gen, 5, dtype=dtype)
         gt = torch.cat([g, g[[1, 0, 3]], g[[1]]])
-        yield Case(f"duplicate gt boxes (ties), {dtype}", (_grid_boxes(gen, 24, dtype=dtype), gt, 0.25))
+        yield Case(f"duplicate gt boxes (ties), {dtype}", (C._grid_boxes(gen, 24, dtype=dtype), gt, 0.25))
         yield Case(f"integer-corner boxes, threshold exactly reached, {dtype}",
-                   (_grid_boxes(gen, 20, dtype=dtype), _grid_boxes(gen, 6, dtype=dtype), 0.5))
-    anchors, gt = _grid_boxes(gen, 12), _grid_boxes(gen, 5)
+                   (C._grid_boxes(gen, 20, dtype=dtype), C._grid_boxes(gen, 6, dtype=dtype), 0.5))
+    anchors, gt = C._grid_boxes(gen, 12), C._grid_boxes(gen, 5)
     yield Case("threshold 0 (an IoU of 0 is enough)", (anchors, gt, 0.0))
-    far = _boxes(gen, 6, low=50.0, span=10.0)
-    yield Case("threshold 0, anchors apart from every gt box", (far, _grid_boxes(gen, 4), 0.0))
-    yield Case("anchors apart from every gt box", (far, _grid_boxes(gen, 4), 0.3))
-    gt = _grid_boxes(gen, 6, dtype=torch.float64)
-    anchors = torch.cat([gt[[2, 5]], _grid_boxes(gen, 8, dtype=torch.float64), gt[[0]]])
+    far = C._boxes(gen, 6, low=50.0, span=10.0)
+    yield Case("threshold 0, anchors apart from every gt box", (far, C._grid_boxes(gen, 4), 0.0))
+    yield Case("anchors apart from every gt box", (far, C._grid_boxes(gen, 4), 0.3))
+    gt = C._grid_boxes(gen, 6, dtype=torch.float64)
+    anchors = torch.cat([gt[[2, 5]], C._grid_boxes(gen, 8, dtype=torch.float64), gt[[0]]])
     yield Case("threshold 1 (only identical boxes match)", (anchors, gt, 1.0))
-    d = _degenerate(gen, 7)
-    yield Case("zero-area anchors and gt boxes", (d, torch.cat([_degenerate(gen, 3), d[:2]]), 0.0))
-    yield Case("M = 0", (_boxes(gen, 5), _boxes(gen, 0), 0.5))
-    yield Case("M = 0, threshold 0", (_boxes(gen, 3, torch.float64), _boxes(gen, 0, torch.float64), 0.0))
-    yield Case("N = 0", (_boxes(gen, 0), _boxes(gen, 4), 0.5))
-    yield Case("N = 0 and M = 0", (_boxes(gen, 0), _boxes(gen, 0), 0.5))
+    d = C._degenerate(gen, 7)
+    yield Case("zero-area anchors and gt boxes", (d, torch.cat([C._degenerate(gen, 3), d[:2]]), 0.0))
+    yield Case("M = 0", (C._boxes(gen, 5), C._boxes(gen, 0), 0.5))
+    yield Case("M = 0, threshold 0", (C._boxes(gen, 3, torch.float64), C._boxes(gen, 0, torch.float64), 0.0))
+    yield Case("N = 0", (C._boxes(gen, 0), C._boxes(gen, 4), 0.5))
+    yield Case("N = 0 and M = 0", (C._boxes(gen, 0), C._boxes(gen, 0), 0.5))
     for layout in ("transposed", "sliced"):
         yield Case(f"{layout} anchors and gt boxes",
-                   (_lay(_grid_boxes(gen, 10), layout), _lay(_grid_boxes(gen, 6), layout), 0.3))
+                   (lay_out(C._grid_boxes(gen, 10), layout), lay_out(C._grid_boxes(gen, 6), layout), 0.3))
     yield Case("transposed anchors, sliced gt boxes, float64",
-               (_boxes(gen, 9, torch.float64, layout="transposed"), _boxes(gen, 4, torch.float64, layout="sliced"), 0.2))
+               (C._boxes(gen, 9, torch.float64, layout="transposed"), C._boxes(gen, 4, torch.float64, layout="sliced"), 0.2))
 
 
 MATCH_ANCHORS = Exercise(
-    name="match_anchors",
-    signature="def match_anchors(anchors, gt, threshold):",
     task="""\
 Match anchor boxes to ground-truth boxes. `anchors` is `[N, 4]`, `gt` is `[M, 4]`,
 rows `(x1, y1, x2, y2)` as in `box_iou` (IoU 0 where the union is 0), and
@@ -300,14 +204,16 @@ when several gt boxes share that highest IoU), or `-1` when that highest IoU is
 An IoU equal to the threshold is a match.
 
 You may call your `box_iou` from the first exercise (the grader runs the whole
-notebook, and checks what your function calls as well) or compute the IoU here.""",
+notebook, and checks what your function calls as well) or compute the IoU here. `N` may be 0.""",
     hints=("Compute the `[N, M]` IoU matrix; `amax(1, keepdim=True)` gives the best IoU of each anchor.",
            "`torch.where(iou == best, column_index, M).amin(1)` is the lowest index reaching the best; "
            "a reduction over an empty axis fails, so treat `M == 0` separately."),
     reference=match_anchors,
+    alternatives=(V.match_anchors_argmax, V.match_anchors_stable_sort),
+    half_loop=V.match_anchors_half_loop,
     loop=match_anchors_loop,
     hidden=match_anchors_hidden,
-    sized=lambda gen, n: (_grid_boxes(gen, n, grid=n), _grid_boxes(gen, n, grid=n), 0.3),
+    sized=lambda gen, n: (C._grid_boxes(gen, n, grid=n), C._grid_boxes(gen, n, grid=n), 0.3),
     examples=(
         Example("anchors = torch.tensor([[0., 0., 2., 2.], [1., 1., 3., 3.], [5., 5., 6., 6.], [0., 0., 1., 4.]])\n"
                 "gt = torch.tensor([[0., 0., 2., 2.], [1., 1., 3., 3.], [1., 1., 3., 3.]])",
@@ -322,10 +228,8 @@ notebook, and checks what your function calls as well) or compute the IoU here."
                 "match_anchors(anchors, gt, 0.5)"),
     ),
     loop_hint="compute the [N, M] IoU matrix with broadcasting and reduce it over axis 1 instead",
-    count_sizes=(4, 16),
     bench_size=32,
     speedup=15,
-    ref_factor=10,
 )
 
 
@@ -392,22 +296,12 @@ def roi_align(features, boxes, output_size):
     return value.permute(1, 0, 2, 3)
 
 
-def _roi_boxes(gen, N, H, W, dtype=torch.float32, margin=3.0, side=None, layout="contiguous"):
-    """Boxes whose corners lie up to ``margin`` pixels outside the map: many cross the border."""
-    side = max(H, W) / 2 + 1 if side is None else side
-    x1 = rand(gen, N, dtype=torch.float64, low=-margin, scale=W + margin)
-    y1 = rand(gen, N, dtype=torch.float64, low=-margin, scale=H + margin)
-    w = rand(gen, N, dtype=torch.float64, low=0.0, scale=side)
-    h = rand(gen, N, dtype=torch.float64, low=0.0, scale=side)
-    return _lay(torch.stack([x1, y1, x1 + w, y1 + h], 1).to(dtype), layout)
-
-
 def roi_align_hidden(gen):
     for C, H, W, N, n in [(1, 5, 7, 3, 2), (3, 8, 6, 4, 3), (2, 12, 15, 6, 5), (4, 16, 10, 5, 7)]:
         for dtype in (torch.float32, torch.float64):
             yield Case(f"random {dtype} map C={C}, H={H}, W={W}, N={N} boxes, n={n}",
-                       (rand(gen, C, H, W, dtype=dtype), _roi_boxes(gen, N, H, W, dtype), n))
-    yield Case("boxes mostly inside the map", (rand(gen, 2, 9, 11), _roi_boxes(gen, 5, 9, 11, margin=0.0, side=3.0), 4))
+                       (rand(gen, C, H, W, dtype=dtype), C._roi_boxes(gen, N, H, W, dtype), n))
+    yield Case("boxes mostly inside the map", (rand(gen, 2, 9, 11), C._roi_boxes(gen, 5, 9, 11, margin=0.0, side=3.0), 4))
     lo = rand(gen, 4, 2, dtype=torch.float64, low=-4.0, scale=3.0)
     hi = rand(gen, 4, 2, dtype=torch.float64, low=1.0, scale=3.0) + torch.tensor([8.0, 7.0], dtype=torch.float64)
     yield Case("boxes larger than the map, crossing the border on every side",
@@ -418,28 +312,26 @@ def roi_align_hidden(gen):
         yield Case(f"boxes entirely outside the map, {dtype}", (rand(gen, 2, 8, 10, dtype=dtype), outside, 3))
     yield Case("boxes on the last row and column and past them",
                (rand(gen, 2, 6, 9), torch.tensor([[6.0, 3.0, 10.5, 7.2], [7.7, 4.6, 9.3, 5.9], [-1.4, 5.1, 2.0, 6.4]]), 4))
-    small = _roi_boxes(gen, 6, 10, 10, margin=1.0, side=0.9)
+    small = C._roi_boxes(gen, 6, 10, 10, margin=1.0, side=0.9)
     yield Case("boxes smaller than a pixel", (rand(gen, 3, 10, 10), small, 3))
-    zero = _roi_boxes(gen, 4, 8, 8, side=0.0)
+    zero = C._roi_boxes(gen, 4, 8, 8, side=0.0)
     yield Case("zero-size boxes", (rand(gen, 2, 8, 8, dtype=torch.float64), zero.double(), 2))
-    yield Case("n = 1", (rand(gen, 3, 9, 7), _roi_boxes(gen, 5, 9, 7), 1))
-    yield Case("N = 0", (rand(gen, 2, 6, 5), _roi_boxes(gen, 0, 6, 5), 3))
-    yield Case("C = 1, large n", (rand(gen, 1, 11, 13), _roi_boxes(gen, 3, 11, 13), 9))
-    yield Case("a map of one row", (rand(gen, 2, 1, 9), _roi_boxes(gen, 4, 1, 9, margin=1.5, side=3.0), 3))
-    yield Case("a map of one column", (rand(gen, 2, 8, 1), _roi_boxes(gen, 4, 8, 1, margin=1.5, side=3.0), 3))
+    yield Case("n = 1", (rand(gen, 3, 9, 7), C._roi_boxes(gen, 5, 9, 7), 1))
+    yield Case("N = 0", (rand(gen, 2, 6, 5), C._roi_boxes(gen, 0, 6, 5), 3))
+    yield Case("C = 1, large n", (rand(gen, 1, 11, 13), C._roi_boxes(gen, 3, 11, 13), 9))
+    yield Case("a map of one row", (rand(gen, 2, 1, 9), C._roi_boxes(gen, 4, 1, 9, margin=1.5, side=3.0), 3))
+    yield Case("a map of one column", (rand(gen, 2, 8, 1), C._roi_boxes(gen, 4, 8, 1, margin=1.5, side=3.0), 3))
     yield Case("large boxes, the map much smaller",
-               (rand(gen, 2, 5, 4), _roi_boxes(gen, 3, 5, 4, margin=10.0, side=30.0), 8))
+               (rand(gen, 2, 5, 4), C._roi_boxes(gen, 3, 5, 4, margin=10.0, side=30.0), 8))
     for layout in ("transposed", "sliced"):
         yield Case(f"{layout} map and boxes",
-                   (rand(gen, 3, 9, 12, layout=layout), _roi_boxes(gen, 5, 9, 12, layout=layout), 4))
+                   (rand(gen, 3, 9, 12, layout=layout), C._roi_boxes(gen, 5, 9, 12, layout=layout), 4))
     yield Case("sliced map, transposed boxes, float64",
                (rand(gen, 2, 10, 7, dtype=torch.float64, layout="sliced"),
-                _roi_boxes(gen, 4, 10, 7, torch.float64, layout="transposed"), 3))
+                C._roi_boxes(gen, 4, 10, 7, torch.float64, layout="transposed"), 3))
 
 
 ROI_ALIGN = Exercise(
-    name="roi_align",
-    signature="def roi_align(features, boxes, output_size):",
     task="""\
 RoI Align with one sample per bin. `features` is a `[C, H, W]` float map, `boxes`
 is `[N, 4]` with rows `(x1, y1, x2, y2)` in feature-map pixels (x along `W`, y
@@ -455,14 +347,16 @@ The sample is 0 if `y < -1` or `y > H` or `x < -1` or `x > W`. Otherwise a negat
 same for `x` with `W`. The value is the usual bilinear mix of the four neighbours
 with weights `(1 - ly)(1 - lx)`, `(1 - ly) lx`, `ly (1 - lx)`, `ly lx`, where
 `ly = y - y0`, `lx = x - x0`. This is `torchvision.ops.roi_align(features[None], [boxes],
-output_size=n, spatial_scale=1.0, sampling_ratio=1, aligned=True)`.""",
+output_size=n, spatial_scale=1.0, sampling_ratio=1, aligned=True)`. `N` may be 0.""",
     hints=("The sample rows depend on (box, bin row) only: compute them as `[N, n]`, the columns as `[N, n]`, "
            "and the four weights from them.",
            "`features[:, rows[:, :, None], cols[:, None, :]]` gathers a `[C, N, n, n]` tensor in one step."),
     reference=roi_align,
+    alternatives=(V.roi_align_separable, V.roi_align_flat_take),
+    half_loop=V.roi_align_half_loop,
     loop=roi_align_loop,
     hidden=roi_align_hidden,
-    sized=lambda gen, n: (rand(gen, 2, 24, 20), _roi_boxes(gen, n, 24, 20), n),
+    sized=lambda gen, n: (rand(gen, 2, 24, 20), C._roi_boxes(gen, n, 24, 20), n),
     examples=(
         Example("ramp = torch.arange(25.).view(1, 5, 5)   # value 5 * y + x at row y, column x\n"
                 "boxes = torch.tensor([[1., 1., 3., 3.], [0.5, 1., 2.5, 2.]])",
@@ -479,10 +373,8 @@ output_size=n, spatial_scale=1.0, sampling_ratio=1, aligned=True)`.""",
     rtol=1e-4,
     atol=1e-4,
     loop_hint="compute the sample positions as [N, n] tensors and gather with integer-array indexing instead",
-    count_sizes=(4, 16),
     bench_size=8,
     speedup=12,   # measured 59x-124x on the shared 2-core machine
-    ref_factor=10,
 )
 
 

@@ -11,70 +11,14 @@ import torch
 import einops
 from einops import rearrange, reduce  # noqa: F401 - names of the preamble, used by students
 
-from graders.model.exercise import Assignment, Case, Example, Exercise, Points
+from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants
 from graders.model.inputs import rand, randint
+
+V = load_variants(__file__)
 
 PREAMBLE = "import torch\nimport einops\nfrom einops import rearrange, reduce"
 
-LESSON = """\
-# einsum and einops: name the axes, let the library move them
-
-Every exercise so far started with a shape analysis: write down the index of
-each loop, then line the operands up along those axes. `einsum` and `einops`
-turn that analysis into the code itself. You name the axes in a string; the
-library works out the reshapes, permutes, broadcasts and reductions.
-
-**einsum.** `torch.einsum("bi,oij,bj->bo", x, W, y)` reads like the loop it
-replaces: one letter per index, one group of letters per operand. A letter that
-appears in several operands lines those axes up (their sizes must agree) and
-the entries are multiplied; a letter that is missing after `->` is summed over;
-the letters after `->` give the axes of the result, in order. So `"ij->ji"` is
-a transpose, `"ijk->"` sums every entry, `"ik,kj->ij"` is a matrix product and
-`"ij,j->ij"` scales each column of a matrix by a vector.
-
-**rearrange: composing and splitting axes.** `rearrange(t, "b c h w -> b h w c")`
-permutes axes by name. Parentheses on the right *compose* axes: `"b c h w -> b (c h w)"`
-flattens, and the leftmost name varies slowest, exactly like `reshape`: the flat
-index of `(a b)` is `a * size_b + b`. Parentheses on the left *split* an axis:
-`"(h p1)"` cuts an axis of length `H` into `h` blocks of `p1` neighbours (pass
-`p1=p`; einops infers `h = H // p`). Inside parentheses **the order matters**:
-with `(h p1)` (index `h * p + p1`) each group is `p` adjacent pixels, with
-`(p1 h)` (index `p1 * (H/p) + h`) its pixels lie `H/p` apart; `(p1 p2 c)` and
-`(c p1 p2)` have the same size but hold the values in a different order.
-
-**Patches, space-to-depth, channel shuffle.** A Vision Transformer cuts an image
-into `p x p` patches and makes each one a token:
-`"b c (h p1) (w p2) -> b (h w) (p1 p2 c)"` gives `(H/p)(W/p)` tokens of `p*p*C`
-values. Swapping the roles, as in the often-copied `b (p1 p2) (h w c)` with
-`p1 = p2 = 8`, can still give the expected shape (64 tokens of 3072 values for a
-256 x 256 RGB image), but each token is then a strided sample of the whole
-image instead of one 32 x 32 neighbourhood. Space-to-depth
-`"b c (h h0) (w w0) -> b (h0 w0 c) h w"` moves each `r x r` block into the
-channels (`pixel_unshuffle` moves the same pixels but orders the channels
-`(c h0 w0)`). Channel shuffle `"b (g c) h w -> b (c g) h w"` is just a transpose
-of the two factors of the channel axis.
-
-**reduce.** Axes that disappear are reduced: `reduce(t, "b c h w -> b c", "mean")`
-is global average pooling and `reduce(t, "b c (h h0) (w w0) -> b c h w", "max", h0=2, w0=2)`
-is 2x2 max pooling. Writing `1` in the output (`"b c h w -> b c 1 1"`) keeps a
-size-1 axis, ready to broadcast back against `t`.
-
-**Views or copies.** `rearrange` is `reshape`, then `permute`, then `reshape`.
-Splitting an axis and permuting never copy. Merging axes is free only when they
-sit next to each other in memory in that order (the outer stride equals the
-inner size times the inner stride); otherwise `reshape` copies. On a contiguous
-tensor `"b c h w -> b h w c"` and `"b c h w -> b (h w) c"` return views, while
-`"b c h w -> b (h w c)"` must copy. So the result may share storage with the
-input: never write into it unless you mean to change the input. The same holds
-when you do it by hand: `view` raises when the strides do not allow a view,
-`reshape` copies only when it has to.
-
-**Gradients** flow through all of these: they are ordinary differentiable
-tensor operations (a max sends its gradient to the entries holding the maximum).
-
-Each exercise gives a loop version over single elements. Translate its index
-arithmetic into an axis pattern; no `for`, no `while`, no comprehensions.
-"""
+LESSON = load_lesson(__file__)
 
 
 # ------------------------------------------------------------------------- batched_bilinear
@@ -103,7 +47,7 @@ def batched_bilinear_hidden(gen):
         for dtype in (torch.float32, torch.float64):
             yield Case(f"random {dtype} B={B}, I={I}, J={J}, O={O}",
                        (rand(gen, B, I, dtype=dtype), rand(gen, O, I, J, dtype=dtype), rand(gen, B, J, dtype=dtype)))
-    yield Case("empty batch", (rand(gen, 0, 3), rand(gen, 2, 3, 4), rand(gen, 0, 4)))
+    yield Case("B = 0", (rand(gen, 0, 3), rand(gen, 2, 3, 4), rand(gen, 0, 4)))
     yield Case("transposed inputs", (rand(gen, 5, 4, layout="transposed"), rand(gen, 3, 4, 6, layout="transposed"),
                                      rand(gen, 5, 6, layout="transposed")))
     yield Case("sliced inputs", (rand(gen, 6, 3, layout="sliced"), rand(gen, 4, 3, 5, layout="sliced"),
@@ -114,16 +58,16 @@ def batched_bilinear_hidden(gen):
 
 
 BATCHED_BILINEAR = Exercise(
-    name="batched_bilinear",
-    signature="def batched_bilinear(x, W, y):",
     task="""\
 Given a batch of vectors `x` of shape `[B, I]`, a batch of vectors `y` of shape
 `[B, J]` and a stack of `O` matrices `W` of shape `[O, I, J]`, return the `[B, O]`
 tensor of bilinear forms: `out[b, o] = sum_i sum_j x[b, i] * W[o, i, j] * y[b, j]`.
-(This is what a bilinear layer computes, without the bias.)""",
+(This is what a bilinear layer computes, without the bias.) `B` may be 0.""",
     hints=("Name every index of the loop: `b, o, i, j`. Which of them survive into the result?",
            "`torch.einsum` takes one group of letters per operand; letters missing after `->` are summed."),
     reference=batched_bilinear,
+    alternatives=(V.batched_bilinear_matmul, V.batched_bilinear_broadcast),
+    half_loop=V.batched_bilinear_half_loop,
     loop=batched_bilinear_loop,
     hidden=batched_bilinear_hidden,
     sized=lambda gen, n: (rand(gen, n, n), rand(gen, n, n, n), rand(gen, n, n)),
@@ -138,10 +82,8 @@ tensor of bilinear forms: `out[b, o] = sum_i sum_j x[b, i] * W[o, i, j] * y[b, j
     rtol=1e-4,
     atol=1e-4,
     loop_hint="name the axes and let `torch.einsum` do the multiplying and summing instead",
-    count_sizes=(4, 16),
     bench_size=8,
     speedup=20,
-    ref_factor=10,
 )
 
 
@@ -180,7 +122,7 @@ def patchify_hidden(gen):
     yield Case("non-square image, one row of patches", (rand(gen, 2, 2, 3, 12), 3))
     yield Case("int64 image", (randint(gen, -50, 50, 2, 3, 4, 6), 2))
     yield Case("int64 image, p = 1", (randint(gen, -50, 50, 1, 2, 2, 3), 1))
-    yield Case("empty batch", (rand(gen, 0, 3, 4, 4), 2))
+    yield Case("B = 0", (rand(gen, 0, 3, 4, 4), 2))
     yield Case("transposed image (non-contiguous)", (rand(gen, 2, 3, 6, 4, layout="transposed"), 2))
     yield Case("sliced image (non-contiguous)", (rand(gen, 2, 3, 4, 8, layout="sliced"), 4))
     yield Case("channels-last image (non-contiguous)",
@@ -188,8 +130,6 @@ def patchify_hidden(gen):
 
 
 PATCHIFY = Exercise(
-    name="patchify",
-    signature="def patchify(images, p):",
     task="""\
 Cut each image of `images` (shape `[B, C, H, W]`, `H` and `W` divisible by `p`)
 into non-overlapping `p x p` patches, the way a Vision Transformer makes its
@@ -197,11 +137,13 @@ tokens. Return shape `[B, (H/p) * (W/p), p * p * C]`: the patches in row-major
 order of the patch grid, and in each patch the pixels in row-major order with
 the channels innermost. In einops notation this is
 `'b c (h p1) (w p2) -> b (h w) (p1 p2 c)'` with `p1 = p2 = p`:
-`out[b, h * (W/p) + w, (p1 * p + p2) * C + c] = images[b, c, h * p + p1, w * p + p2]`.""",
+`out[b, h * (W/p) + w, (p1 * p + p2) * C + c] = images[b, c, h * p + p1, w * p + p2]`. `B` may be 0.""",
     hints=("Split `H` into `(H/p, p)` and `W` into `(W/p, p)`, move the axes into the order "
            "`b, h, w, p1, p2, c`, then merge.",
            "`rearrange` does the splitting, moving and merging in one pattern; so do `reshape`, `permute`, `reshape`."),
     reference=patchify,
+    alternatives=(V.patchify_rearrange, V.patchify_unflatten),
+    half_loop=V.patchify_half_loop,
     loop=patchify_loop,
     hidden=patchify_hidden,
     sized=lambda gen, n: (rand(gen, n, 3, 2 * n, 2 * n), 2),
@@ -213,10 +155,8 @@ the channels innermost. In einops notation this is
                 note="a 256 x 256 RGB image in 32 x 32 patches: 8 x 8 = 64 tokens of 32 * 32 * 3 = 3072 values"),
     ),
     loop_hint="split and reorder the axes with `rearrange` (or `reshape`/`permute`) instead",
-    count_sizes=(4, 16),
     bench_size=8,
     speedup=20,
-    ref_factor=10,
 )
 
 
@@ -251,14 +191,12 @@ def space_to_depth_hidden(gen):
     yield Case("non-square input, H > W", (rand(gen, 1, 2, 9, 6, dtype=torch.float64), 3))
     yield Case("one channel", (rand(gen, 2, 1, 6, 4), 2))
     yield Case("int64 input", (randint(gen, -50, 50, 2, 3, 6, 4), 2))
-    yield Case("empty batch", (rand(gen, 0, 2, 4, 4), 2))
+    yield Case("B = 0", (rand(gen, 0, 2, 4, 4), 2))
     yield Case("transposed input (non-contiguous)", (rand(gen, 2, 3, 4, 6, layout="transposed"), 2))
     yield Case("sliced input (non-contiguous)", (rand(gen, 2, 2, 6, 6, layout="sliced"), 3))
 
 
 SPACE_TO_DEPTH = Exercise(
-    name="space_to_depth",
-    signature="def space_to_depth(x, r):",
     task="""\
 Move each `r x r` block of pixels of `x` (shape `[B, C, H, W]`, `H` and `W`
 divisible by `r`) into the channel axis. Return shape `[B, r * r * C, H/r, W/r]`
@@ -266,10 +204,12 @@ with the layout of `'b c (h h0) (w w0) -> b (h0 w0 c) h w'`:
 `out[b, (h0 * r + w0) * C + c, h, w] = x[b, c, h * r + h0, w * r + w0]`.
 The channel order is `(h0 w0 c)`, the position inside the block outermost and the
 input channel innermost; `torch.nn.functional.pixel_unshuffle` orders them `(c h0 w0)`,
-so it does not give this result as it is.""",
+so it does not give this result as it is. `B` may be 0.""",
     hints=("Write the pattern with `rearrange`, passing `h0=r, w0=r`.",
            "By hand: `reshape` to `[B, C, H/r, r, W/r, r]`, `permute` to `b, h0, w0, c, h, w`, `reshape` back to 4-D."),
     reference=space_to_depth,
+    alternatives=(V.space_to_depth_rearrange, V.space_to_depth_unflatten),
+    half_loop=V.space_to_depth_half_loop,
     loop=space_to_depth_loop,
     hidden=space_to_depth_hidden,
     sized=lambda gen, n: (rand(gen, n, 3, 2 * n, 2 * n), 2),
@@ -279,10 +219,8 @@ so it does not give this result as it is.""",
                 note="two channels: the channel index varies fastest in the output channels"),
     ),
     loop_hint="split and reorder the axes with `rearrange` (or `reshape`/`permute`) instead",
-    count_sizes=(4, 16),
     bench_size=7,
     speedup=20,
-    ref_factor=10,
 )
 
 
@@ -316,15 +254,13 @@ def channel_shuffle_hidden(gen):
     yield Case("groups = C, float64", (rand(gen, 1, 5, 2, 2, dtype=torch.float64), 5))
     yield Case("three factors in C", (rand(gen, 2, 24, 2, 3), 4))
     yield Case("int64 input", (randint(gen, -50, 50, 2, 12, 3, 3), 3))
-    yield Case("empty batch", (rand(gen, 0, 6, 2, 2), 2))
+    yield Case("B = 0", (rand(gen, 0, 6, 2, 2), 2))
     yield Case("transposed input (non-contiguous)", (rand(gen, 2, 6, 4, 5, layout="transposed"), 3))
     yield Case("sliced input (non-contiguous)", (rand(gen, 2, 8, 3, 4, layout="sliced"), 2))
     yield Case("channels-last input (non-contiguous)", (rand(gen, 2, 4, 5, 6).permute(0, 3, 1, 2), 3))
 
 
 CHANNEL_SHUFFLE = Exercise(
-    name="channel_shuffle",
-    signature="def channel_shuffle(x, groups):",
     task="""\
 Shuffle the channels of `x` (shape `[B, C, H, W]`, `C` divisible by `groups`) the
 way ShuffleNet does between grouped convolutions. View the channel axis as
@@ -332,10 +268,12 @@ way ShuffleNet does between grouped convolutions. View the channel axis as
 `(c g)`: the first channel of every group, then the second of every group, and so
 on. The result has the shape of `x`; with `k = C // groups`,
 `out[b, c * groups + g, i, j] = x[b, g * k + c, i, j]`.
-This is the layout of `'b (g c) h w -> b (c g) h w'` with `g = groups`.""",
+This is the layout of `'b (g c) h w -> b (c g) h w'` with `g = groups`. `B` may be 0.""",
     hints=("Split the channel axis into two axes, swap them, merge them again.",
            "With `rearrange`, give the size of the group axis: `g=groups`."),
     reference=channel_shuffle,
+    alternatives=(V.channel_shuffle_rearrange, V.channel_shuffle_index),
+    half_loop=V.channel_shuffle_half_loop,
     loop=channel_shuffle_loop,
     hidden=channel_shuffle_hidden,
     sized=lambda gen, n: (rand(gen, n, 2 * n, n, n), 2),
@@ -346,10 +284,8 @@ This is the layout of `'b (g c) h w -> b (c g) h w'` with `g = groups`.""",
         Example("x = torch.arange(16.).view(1, 4, 2, 2)", "channel_shuffle(x, 2)"),
     ),
     loop_hint="split the channel axis and swap its two factors with `rearrange` (or `reshape`/`transpose`) instead",
-    count_sizes=(4, 16),
     bench_size=7,
     speedup=20,
-    ref_factor=10,
 )
 
 
@@ -387,26 +323,26 @@ def max_pool_2x2_hidden(gen):
     yield Case("int64 input", (randint(gen, -100, 100, 2, 3, 4, 6),))
     yield Case("int64 input with ties", (randint(gen, -3, 3, 2, 2, 8, 4),))
     yield Case("non-square input", (rand(gen, 2, 3, 2, 8),))
-    yield Case("empty batch", (rand(gen, 0, 3, 4, 4),))
+    yield Case("B = 0", (rand(gen, 0, 3, 4, 4),))
     yield Case("transposed input (non-contiguous)", (rand(gen, 2, 3, 6, 4, layout="transposed"),))
     yield Case("sliced input (non-contiguous)", (rand(gen, 2, 3, 4, 8, layout="sliced"),))
     yield Case("sliced int64 input (non-contiguous)", (randint(gen, -9, 9, 2, 2, 4, 4, layout="sliced"),))
 
 
 MAX_POOL_2X2 = Exercise(
-    name="max_pool_2x2",
-    signature="def max_pool_2x2(x):",
     task="""\
 Max-pool `x` (shape `[B, C, H, W]`, `H` and `W` even) with a 2x2 window and
 stride 2: return shape `[B, C, H/2, W/2]` with
 `out[b, c, i, j] = max(x[b, c, 2i, 2j], x[b, c, 2i, 2j + 1], x[b, c, 2i + 1, 2j], x[b, c, 2i + 1, 2j + 1])`.
 The inputs may be floats or integers, and may be negative. `max_pool*` and
 `adaptive_max_pool*` (functional, Tensor or `torch` namespace) and the
-`MaxPool*` / `AdaptiveMaxPool*` modules are not allowed.""",
+`MaxPool*` / `AdaptiveMaxPool*` modules are not allowed. `B` may be 0.""",
     hints=("Split `H` into `(H/2, 2)` and `W` into `(W/2, 2)`; the two size-2 axes are the window.",
            "`einops.reduce` with `\"max\"` reduces the axes that disappear from the pattern; "
            "`amax` over two axes does the same by hand."),
     reference=max_pool_2x2,
+    alternatives=(V.max_pool_2x2_amax, V.max_pool_2x2_maximum),
+    half_loop=V.max_pool_2x2_half_loop,
     loop=max_pool_2x2_loop,
     hidden=max_pool_2x2_hidden,
     sized=lambda gen, n: (rand(gen, n, 3, 2 * n, 2 * n),),
@@ -419,10 +355,8 @@ The inputs may be floats or integers, and may be negative. `max_pool*` and
                "FractionalMaxPool*"),
     forbidden_ops=("max_pool*", "adaptive_max_pool*", "fractional_max_pool*"),
     loop_hint="split each spatial axis into (blocks, 2) and reduce the window axes instead",
-    count_sizes=(4, 16),
     bench_size=6,
     speedup=12,
-    ref_factor=10,
 )
 
 

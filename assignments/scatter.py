@@ -6,71 +6,12 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 """
 import torch
 
-from graders.model.exercise import Assignment, Case, Example, Exercise
-from graders.model.inputs import pick, rand, randint
+from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants
+from graders.model.inputs import lay_out, pick, rand, randint
 
-LESSON = """\
-# Scatter: writing through an index
+V = load_variants(__file__)
 
-Gathering reads through an index: `out = src[index]` gives
-`out[i] = src[index[i]]`, one result per index entry. Scattering is the other
-direction: `out[index[i]] <- src[i]`, where the *destination* is chosen by
-the index. Reading can never collide, but writing can: when the same
-destination appears twice, something has to decide what happens, and that
-something is the reduction.
-
-**Advanced-index assignment does not accumulate.** `out[index] += src` looks
-like a scatter-add, but Python runs it as `out[index] = out[index] + src`:
-the right-hand side is gathered once, *before* any write, and then every
-entry is written, so a repeated destination keeps only one of its updates.
-With `index = [0, 0]` and `src = [1, 1]`, `out[0]` goes up by 1, not 2. Use an
-operation that reduces on the way in:
-
-- `out.index_add_(dim, index, src)`: adds slice `src[i]` into slice `out[index[i]]`
-  along `dim`; `index` is 1-D.
-- `out.index_put_((rows, cols), values, accumulate=True)`: the accumulating
-  form of `out[rows, cols] = values`.
-- `out.scatter_add_(dim, index, src)` and `out.scatter_reduce_(dim, index, src, reduce,
-  include_self=True)`: `index` has the shape of `src` and names the destination
-  along `dim` element by element (for `dim=0`, `out[index[i, j], j] op= src[i, j]`),
-  with `reduce` one of `"sum"`, `"prod"`, `"mean"`, `"amax"`, `"amin"`.
-- `out.index_reduce_(dim, index, src, reduce, include_self=True)`: the slice form of
-  the same (like `index_add_`), with `"prod"`, `"mean"`, `"amax"`, `"amin"`.
-- `torch.bincount(index, minlength=K)`: how many times each of `0 .. K-1` occurs.
-
-**`include_self`.** With `include_self=True` the value already in the
-destination takes part in the reduction (for `"mean"` it counts as one more
-term); with `False` a destination that receives something forgets its old
-value first. A destination that receives nothing keeps its value either way.
-
-**Shape analysis.** To turn a slice-wise index (one destination row per
-source row, `[S]`) into an element-wise one (`[S, D]`, as `scatter_*` wants),
-give it a size-1 axis and `expand` it: `index[:, None].expand(-1, D)` is a
-view, no copy. A flat index over pairs, `t * C + p`, turns a 2-D count into a
-1-D one.
-
-**Views versus copies.** Basic indexing (`a[1:3]`, `a[:, 0]`) returns a view;
-integer-array indexing (`a[index]`) returns a copy, which is why writing into
-`out[index]` after reading it cannot see the repeats. Methods ending in `_`
-write into their tensor and return it; the ones without `_` return a new tensor and leave the input alone.
-An in-place write through a view (a slice, `expand`, `t()`) changes the tensor
-it views, so clone an input before scattering into it unless you own it. Never
-scatter in place into an expanded view: its entries share memory.
-
-**Reverse unique.** `values, inverse = torch.unique(a, return_inverse=True)`
-gives the sorted distinct values and, for every entry of `a`, the position of
-its value in `values`. `inverse` has the shape of `a`, so the gather
-`values[inverse]` rebuilds `a` in one step.
-"""
-
-
-def _relaid(t, layout):
-    """A tensor equal to ``t`` stored non-contiguously (``"transposed"`` needs 2 dims)."""
-    if layout == "transposed":
-        return t.t().contiguous().t()
-    big = torch.zeros(*t.shape[:-1], 2 * t.shape[-1], dtype=t.dtype)
-    big[..., ::2] = t
-    return big[..., ::2]
+LESSON = load_lesson(__file__)
 
 
 # ---------------------------------------------------------------------- index_reduce_rows
@@ -142,8 +83,6 @@ def index_reduce_rows_hidden(gen):
 
 
 INDEX_REDUCE_ROWS = Exercise(
-    name="index_reduce_rows",
-    signature="def index_reduce_rows(base, index, source, reduce, include_self=True):",
     task="""\
 `base` is `[R, D]` (float), `index` is an int64 vector `[S]` with entries in
 `[0, R)`, `source` is `[S, D]`, and `reduce` is one of `"prod"`, `"mean"`,
@@ -154,11 +93,13 @@ reduction. With `include_self=True` the row of `base` takes part (for
 `"mean"` it counts as one more row); with `include_self=False` a row that
 receives something forgets its `base` value. A row that no index hits keeps
 its `base` value. Do not modify `base`. `index_reduce` and `index_reduce_` are
-not allowed.""",
+not allowed. `S` may be 0 (then the result equals `base`).""",
     hints=("`scatter_reduce` has the same reductions and `include_self`, but wants one destination per element, "
            "an index of the shape of `source`.",
            "`index[:, None].expand(-1, D)` is that index, as a view."),
     reference=index_reduce_rows,
+    alternatives=(V.index_reduce_rows_inplace, V.index_reduce_rows_sum_count),
+    half_loop=V.index_reduce_rows_half_loop,
     loop=index_reduce_rows_loop,
     hidden=index_reduce_rows_hidden,
     sized=lambda gen, n: (rand(gen, n, n), randint(gen, 0, n, 2 * n), rand(gen, 2 * n, n), "mean", True),
@@ -183,10 +124,8 @@ not allowed.""",
     forbidden=("index_reduce", "index_reduce_"),
     forbidden_ops=("index_reduce*",),
     loop_hint="combine all source rows at once with a scatter reduction instead",
-    count_sizes=(4, 16),
     bench_size=48,
     speedup=15,
-    ref_factor=10,
 )
 
 
@@ -226,23 +165,23 @@ def reverse_unique_hidden(gen):
     yield case("empty 2-D a", torch.empty(0, 4, dtype=torch.int64))
     for layout in ("transposed", "sliced"):
         values, inverse = torch.unique(randint(gen, 0, 7, 6, 9), return_inverse=True)
-        yield Case(f"{layout} inverse", (values, _relaid(inverse, layout)))
+        yield Case(f"{layout} inverse", (values, lay_out(inverse, layout)))
     values, inverse = torch.unique(randint(gen, 0, 5, 20), return_inverse=True)
-    yield Case("sliced 1-D inverse and values", (_relaid(values, "sliced"), _relaid(inverse, "sliced")))
+    yield Case("sliced 1-D inverse and values", (lay_out(values, "sliced"), lay_out(inverse, "sliced")))
 
 
 REVERSE_UNIQUE = Exercise(
-    name="reverse_unique",
-    signature="def reverse_unique(values, inverse):",
     task="""\
 `values, inverse = torch.unique(a, return_inverse=True)` for some tensor `a`
 of any shape and dtype: `values` holds the sorted distinct entries of `a`,
 and `inverse` (the shape of `a`) holds, for each entry of `a`, the position of
 its value in `values`. Rebuild `a` from `values` and `inverse`: return a
-tensor equal to `a`, with its shape and dtype.""",
+tensor equal to `a`, with its shape and dtype. `a` may have 0 elements.""",
     hints=("For every position, the answer is `values` read at `inverse`: that is a gather.",
            "Integer-array indexing returns a result of the index's shape."),
     reference=reverse_unique,
+    alternatives=(V.reverse_unique_take, V.reverse_unique_gather),
+    half_loop=V.reverse_unique_half_loop,
     loop=reverse_unique_loop,
     hidden=reverse_unique_hidden,
     sized=lambda gen, n: tuple(torch.unique(randint(gen, 0, n, n, n), return_inverse=True)),
@@ -254,10 +193,8 @@ tensor equal to `a`, with its shape and dtype.""",
                 "reverse_unique(values, inverse)"),
     ),
     loop_hint="gather all entries at once with integer-array indexing instead",
-    count_sizes=(4, 16),
     bench_size=120,
     speedup=20,
-    ref_factor=10,
 )
 
 
@@ -305,16 +242,16 @@ def segment_mean_hidden(gen):
 
 
 SEGMENT_MEAN = Exercise(
-    name="segment_mean",
-    signature="def segment_mean(data, segment_ids, num_segments):",
     task="""\
 `data` is `[N, D]` (float) and `segment_ids` is an int64 vector `[N]` with
 entries in `[0, S)`, `S = num_segments` (a Python int). Row `i` of `data`
 belongs to segment `segment_ids[i]`. Return the `[S, D]` tensor whose row `s`
-is the mean of the rows of segment `s`, and 0 for a segment with no rows.""",
+is the mean of the rows of segment `s`, and 0 for a segment with no rows. `N` may be 0 (then every segment is empty).""",
     hints=("`out[segment_ids] += data` loses rows that share a segment; `index_add_` adds every one of them.",
            "Count the rows per segment with `bincount(..., minlength=S)`; an empty segment must not divide by 0."),
     reference=segment_mean,
+    alternatives=(V.segment_mean_one_hot, V.segment_mean_scatter),
+    half_loop=V.segment_mean_half_loop,
     loop=segment_mean_loop,
     hidden=segment_mean_hidden,
     sized=lambda gen, n: (rand(gen, 4 * n, n), randint(gen, 0, n, 4 * n), n),
@@ -327,10 +264,8 @@ is the mean of the rows of segment `s`, and 0 for a segment with no rows.""",
     rtol=1e-5,
     atol=1e-5,
     loop_hint="add all rows into their segments at once with index_add_ or a scatter reduction instead",
-    count_sizes=(4, 16),
     bench_size=44,
     speedup=15,
-    ref_factor=10,
 )
 
 
@@ -366,16 +301,16 @@ def confusion_matrix_hidden(gen):
 
 
 CONFUSION_MATRIX = Exercise(
-    name="confusion_matrix",
-    signature="def confusion_matrix(pred, target, num_classes):",
     task="""\
 `pred` and `target` are int64 vectors `[N]` of class labels in `[0, C)`,
 `C = num_classes` (a Python int). Return the int64 `[C, C]` confusion matrix:
 `out[t, p]` is the number of positions `i` with `target[i] == t` and
-`pred[i] == p`.""",
+`pred[i] == p`. `N` may be 0.""",
     hints=("`out[target, pred] += 1` counts a repeated (t, p) pair only once.",
            "`index_put_` with `accumulate=True` adds every repeat; so does `bincount` of the flat index `t * C + p`."),
     reference=confusion_matrix,
+    alternatives=(V.confusion_matrix_bincount, V.confusion_matrix_scatter_add),
+    half_loop=V.confusion_matrix_half_loop,
     loop=confusion_matrix_loop,
     hidden=confusion_matrix_hidden,
     sized=lambda gen, n: (randint(gen, 0, n, 40 * n), randint(gen, 0, n, 40 * n), n),
@@ -385,10 +320,8 @@ CONFUSION_MATRIX = Exercise(
                 note="rows are the true class, columns the predicted class"),
     ),
     loop_hint="count all (target, pred) pairs at once with an accumulating scatter or bincount instead",
-    count_sizes=(4, 16),
     bench_size=200,
     speedup=15,
-    ref_factor=10,
 )
 
 

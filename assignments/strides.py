@@ -6,68 +6,17 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 """
 import torch
 
-from graders.model.exercise import Assignment, Case, Example, Exercise, Points
-from graders.model.inputs import pick, rand, randint
+from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants
+from graders.model.inputs import ints, pick, rand, randint
 
-LESSON = """\
-# Strides: how a flat buffer becomes an N-d tensor
+V = load_variants(__file__)
 
-A tensor's numbers live in a **storage**: one flat, 1-D block of memory. The
-tensor itself is only a way of reading that block, described by three things:
-
-- `size` (its shape): how many positions each axis has;
-- `storage_offset`: where in the storage the element `[0, 0, ..., 0]` sits;
-- `stride`: for each axis, how many storage slots you move when that axis's
-  index grows by one.
-
-So the element at index `(i_0, ..., i_{N-1})` is found at
-
-    offset = storage_offset + i_0 * stride_0 + ... + i_{N-1} * stride_{N-1}
-
-For `a = torch.arange(12).view(3, 4)` the strides are `(4, 1)`, so `a[1, 2]` is
-slot `0 + 1 * 4 + 2 * 1 = 6` of the storage, which holds the value 6.
-
-**Contiguous strides.** A freshly made tensor stores its last axis fastest: the
-stride of axis `i` is the product of the sizes of all the axes after it (and
-the last stride is 1). A `[2, 3, 4, 5]` tensor has strides `(60, 20, 5, 1)`.
-
-**Views move no data.** Slicing, `view`, `transpose`, `permute`, `expand`,
-`unfold` and `as_strided` make a new tensor object with a new size, offset and
-stride, but the same storage. Writing through one of them changes all of them.
-Permuting axes just permutes the strides: `x.permute(0, 3, 1, 2)` on a
-contiguous NHWC tensor of shape `[2, 3, 4, 5]` gives shape `[2, 5, 3, 4]` with
-strides `(60, 1, 20, 5)` -- the numbers have not moved, only the way of reading
-them has. `.contiguous()` is the step that really copies, into the order the
-new shape expects.
-
-**When reshape has to copy.** `view` only re-describes memory, so it fails when
-no single stride per new axis can walk the old layout (for example after a
-transpose). `reshape` then falls back to a copy. Basic indexing (integers,
-slices, `None`, `...`) always gives a view; integer-array and boolean indexing
-always gives a copy. `t.untyped_storage().data_ptr()` tells you whether two
-tensors share memory.
-
-**Shape analysis still applies.** The formulas above are sums and products over
-axes: lay every quantity out along its own tensor axis, combine with
-broadcasting, and reduce. Where the answer *is* a layout (a view), compute its
-size, stride and offset and let `as_strided` (or `unfold`, `view`) build it,
-without touching the elements at all.
-
-Each exercise gives a loop version. Replace it with tensor code: no `for`, no
-`while`, no comprehensions, no `.tolist()`. The grader checks your answer on
-hidden inputs (correct), checks that no Python-level iteration remains and that
-the work does not grow with the input (vectorized), and times it against the
-loop (fast).
-"""
+LESSON = load_lesson(__file__)
 
 
 def _as_sequence(gen, values):
     """The same ints as a list or as a tuple (the exercises accept both)."""
     return list(values) if pick(gen, (True, False)) else tuple(values)
-
-
-def _ints(gen, low, high, n):
-    return [int(v) for v in torch.randint(low, high, (n,), generator=gen)]
 
 
 # ------------------------------------------------------------------------ storage_offsets
@@ -91,13 +40,13 @@ def storage_offsets(indices, stride, storage_offset):
 def _offsets_case(gen, K, sizes, strides):
     """Random in-range indices into a tensor of ``sizes``, plus its stride and storage offset."""
     cols = [randint(gen, 0, s, K, 1) for s in sizes]
-    return torch.cat(cols, 1), _as_sequence(gen, strides), _ints(gen, 0, 100, 1)[0]
+    return torch.cat(cols, 1), _as_sequence(gen, strides), ints(gen, 0, 100, 1)[0]
 
 
 def storage_offsets_hidden(gen):
     for K, N in [(1, 1), (6, 2), (10, 3), (25, 4), (40, 5), (9, 7)]:
-        sizes = _ints(gen, 1, 8, N)
-        yield Case(f"random K={K}, N={N}", _offsets_case(gen, K, sizes, _ints(gen, 0, 60, N)))
+        sizes = ints(gen, 1, 8, N)
+        yield Case(f"random K={K}, N={N}", _offsets_case(gen, K, sizes, ints(gen, 0, 60, N)))
     yield Case("K = 0", _offsets_case(gen, 0, [3, 4], [4, 1]))
     yield Case("N = 1", _offsets_case(gen, 12, [9], [3]))
     yield Case("list stride", (randint(gen, 0, 5, 8, 3), [20, 5, 1], 7))
@@ -109,8 +58,6 @@ def storage_offsets_hidden(gen):
 
 
 STORAGE_OFFSETS = Exercise(
-    name="storage_offsets",
-    signature="def storage_offsets(indices, stride, storage_offset):",
     task="""\
 A tensor with strides `stride` (a list or tuple of `N` Python ints) and storage
 offset `storage_offset` (a Python int) keeps its element `[i_0, ..., i_{N-1}]` at
@@ -120,9 +67,11 @@ their `K` storage positions as an int64 tensor of shape `[K]`. `K` may be 0.""",
     hints=("Turn `stride` into a tensor of shape `[N]`: it broadcasts against `indices` `[K, N]`.",
            "Then reduce over the axis of `n`."),
     reference=storage_offsets,
+    alternatives=(V.storage_offsets_matmul, V.storage_offsets_tensordot),
+    half_loop=V.storage_offsets_half_loop,
     loop=storage_offsets_loop,
     hidden=storage_offsets_hidden,
-    sized=lambda gen, n: (randint(gen, 0, 5, n, n), _ints(gen, 0, 50, n), 3),
+    sized=lambda gen, n: (randint(gen, 0, 5, n, n), ints(gen, 0, 50, n), 3),
     examples=(
         Example("indices = torch.tensor([[1, 2]])  # a[1, 2] of a = torch.arange(12).view(3, 4)",
                 "storage_offsets(indices, (4, 1), 0)"),
@@ -132,11 +81,8 @@ their `K` storage positions as an int64 tensor of shape `[K]`. `K` may be 0.""",
                 "storage_offsets(indices, (60, 20, 5, 1), 10)"),
     ),
     loop_hint="multiply `indices` by a stride tensor and reduce instead",
-    count_sizes=(4, 16),
     bench_size=128,
     speedup=15,
-    ref_factor=10,
-    points=Points(correct=2, vectorized=1, fast=1),
 )
 
 
@@ -184,8 +130,6 @@ def contiguous_strides_hidden(gen):
 
 
 CONTIGUOUS_STRIDES = Exercise(
-    name="contiguous_strides",
-    signature="def contiguous_strides(shape):",
     task="""\
 `shape` is an int64 tensor of `N` sizes, all at least 1. Return, as an int64
 tensor of shape `[N]`, the strides a contiguous tensor of that shape has, i.e.
@@ -195,6 +139,8 @@ Do not build a tensor of that shape: it may be far too large to allocate.""",
     hints=("Which sizes does stride `i` multiply? Line them up so that a running product gives them.",
            "`torch.cumprod` runs from the left; `flip` lets it run from the right."),
     reference=contiguous_strides,
+    alternatives=(V.contiguous_strides_shifted, V.contiguous_strides_triangle),
+    half_loop=V.contiguous_strides_half_loop,
     loop=contiguous_strides_loop,
     hidden=contiguous_strides_hidden,
     sized=lambda gen, n: (_mostly_ones(gen, n),),
@@ -205,10 +151,8 @@ Do not build a tensor of that shape: it may be far too large to allocate.""",
         Example("shape = torch.tensor([7])", "contiguous_strides(shape)"),
     ),
     loop_hint="use a running product (`cumprod`) over the sizes instead",
-    count_sizes=(4, 16),
     bench_size=160,
     speedup=12,
-    ref_factor=10,
 )
 
 
@@ -265,7 +209,7 @@ def _permute_case(gen, shape, perm, dtype, layout="contiguous"):
 def permute_flat_hidden(gen):
     dtypes = (torch.float32, torch.float64, torch.int64)
     for N in (1, 2, 3, 3, 4, 5):
-        shape = _ints(gen, 1, 6, N)
+        shape = ints(gen, 1, 6, N)
         perm = [int(p) for p in torch.randperm(N, generator=gen)]
         for dtype in dtypes:
             yield Case(f"random {dtype}, {N} axes", _permute_case(gen, shape, perm, dtype))
@@ -283,8 +227,6 @@ def permute_flat_hidden(gen):
 
 
 PERMUTE_FLAT = Exercise(
-    name="permute_flat",
-    signature="def permute_flat(buffer, shape, perm):",
     task="""\
 `buffer` is a 1-D tensor holding the elements of a contiguous tensor of shape
 `shape` (a list or tuple of ints); `perm` is a permutation of
@@ -296,12 +238,14 @@ non-contiguous 1-D view, of any dtype.
 Work it out from offsets and strides: the axis-moving functions listed below
 are not allowed, and neither is a call that moves axes under the hood (the
 grader sees `aten.permute`, `aten.transpose` or `aten.t` dispatched at run time,
-e.g. by `tensordot`, `F.linear` or `.mH`).""",
+e.g. by `tensordot`, `F.linear` or `.mH`). `shape` may contain a 0 (then `buffer` is empty).""",
     hints=("Permuting a view permutes its sizes *and* its strides; the storage does not move. "
            "`sizes[order]` permutes a tensor of sizes.",
            "For output position `q`, find its index in the permuted shape (`//` and `%` by contiguous strides), "
            "then its source position with the permuted strides, and gather. (Or build the view with `as_strided`.)"),
     reference=permute_flat,
+    alternatives=(V.permute_flat_as_strided, V.permute_flat_digits),
+    half_loop=V.permute_flat_half_loop,
     loop=permute_flat_loop,
     hidden=permute_flat_hidden,
     sized=lambda gen, n: (rand(gen, 6 * n * n), (2, n, n, 3), (0, 3, 1, 2)),
@@ -317,10 +261,8 @@ e.g. by `tensordot`, `F.linear` or `.mH`).""",
     forbidden_ops=("permute", "transpose", "t", "numpy_T", "movedim", "moveaxis", "swapaxes", "swapdims",
                    "adjoint", "einsum"),
     loop_hint="compute every output position's source offset with tensor arithmetic (or build the view) instead",
-    count_sizes=(4, 16),
     bench_size=48,
     speedup=8,
-    ref_factor=10,
 )
 
 
@@ -365,8 +307,6 @@ def sliding_windows_hidden(gen):
 
 
 SLIDING_WINDOWS = Exercise(
-    name="sliding_windows",
-    signature="def sliding_windows(x, k):",
     task="""\
 `x` is a 1-D tensor of length `L` and `1 <= k <= L`. Return the `L - k + 1`
 windows of `k` consecutive elements as the rows of a `[L - k + 1, k]` tensor,
@@ -378,6 +318,8 @@ of any dtype.""",
            "`x.stride()`, `x.storage_offset()` and `x.as_strided(size, stride, storage_offset)` "
            "(or `Tensor.unfold`)."),
     reference=sliding_windows,
+    alternatives=(V.sliding_windows_unfold, V.sliding_windows_strides),
+    half_loop=V.sliding_windows_half_loop,
     loop=sliding_windows_loop,
     hidden=sliding_windows_hidden,
     sized=lambda gen, n: (rand(gen, n), max(1, n // 2)),
@@ -388,10 +330,8 @@ of any dtype.""",
                 "torch.tensor(sliding_windows(x, 3).stride())"),
     ),
     loop_hint="compute the size, stride and storage offset of the view directly instead",
-    count_sizes=(4, 16),
     bench_size=200,
     speedup=30,
-    ref_factor=10,
     must_be_view=True,
 )
 

@@ -106,7 +106,7 @@ def build(course: Path = COURSE, check: bool = typer.Option(False, help="Only ch
 def validate(assignments: Optional[list[str]] = typer.Argument(None, help="Assignments to check (default: all)."),
              exercise: Optional[list[str]] = typer.Option(None, "--exercise", "-e", help="Only these exercises."),
              course: Path = COURSE, seed: int = typer.Option(0, help="Seed of the hidden cases.")):
-    """Reference passes all parts, loop version fails vectorized, stub fails correct."""
+    """Reference and alternatives pass all parts; loop, half loop, list version and stub fail where they should."""
     from graders.course.validate import validate_assignment
     c = _course(course)
     chosen = assignments or list(c.assignments)
@@ -116,8 +116,8 @@ def validate(assignments: Optional[list[str]] = typer.Argument(None, help="Assig
     for name in exercise or []:
         _choose("exercise", name, known, f" in {', '.join(chosen)}")
     table = Table(title="vecgrade validate")
-    for col in ("assignment", "exercise", "reference", "loop: vectorized", "stub: correct",
-                "ref. speedup", "threshold", "result"):
+    for col in ("assignment", "exercise", "reference", "alternatives", "loop: vectorized", "half loop: vec/fast",
+                "list: fast", "stub: correct", "ref. speedup", "threshold", "half loop factor", "result"):
         table.add_column(col)
     failed = 0
     for name in chosen:
@@ -127,11 +127,18 @@ def validate(assignments: Optional[list[str]] = typer.Argument(None, help="Assig
             ok = not row.problems
             failed += not ok
             ref = "/".join("pass" if row.reference[p].passed else "FAIL" for p in PARTS)
-            table.add_row(row.assignment, row.exercise.name, ref,
-                          "fails" if not row.loop["vectorized"].passed else "PASSES",
+            alts = f"{sum(all(v.passed for v in a.values()) for a in row.alternatives)}/{len(row.alternatives)} pass"
+            half = "/".join("fails" if not row.half_loop[p].passed else "PASSES"
+                            for p in ("vectorized", "fast")) if row.half_loop else "-"
+            table.add_row(row.assignment, row.exercise.name, ref, alts,
+                          "fails" if not row.loop["vectorized"].passed else "PASSES", half,
+                          "fails" if not row.python_list["fast"].passed else "PASSES",
                           "fails" if not row.stub["correct"].passed else "PASSES",
                           f"{row.speedup:.0f}x" if row.speedup else "-", f"{row.exercise.speedup:g}x",
-                          "[green]ok[/green]" if ok else "[red]" + "; ".join(row.problems)[:200] + "[/red]")
+                          f"{row.half_loop_factor:.1f}x" if row.half_loop_factor else "-",
+                          ("[red]" + "; ".join(row.problems)[:200] + "[/red]" if not ok else
+                           "[yellow]speed: " + "; ".join(row.speed_problems)[:200] + "[/yellow]"
+                           if row.speed_problems else "[green]ok[/green]"))
     console.print(table)
     if failed:
         raise typer.Exit(1)

@@ -45,3 +45,44 @@ def test_describe_args_gives_shapes_not_values():
     text = describe_args((torch.full((4, 2), 123.0), torch.zeros(3, 2)))
     assert text == "inputs of shapes (4, 2) and (3, 2)"
     assert "123" not in text
+
+
+def _softmax_reference(x):
+    e = (x - x.amax(1, keepdim=True)).exp()
+    return e / e.sum(1, keepdim=True)
+
+
+def test_rounding_allowance_admits_the_logsumexp_softmax_near_1e4():
+    gen = torch.Generator().manual_seed(3)
+    x = 1e4 + torch.randn(6, 5, generator=gen) * 3
+    expected = _softmax_reference(x)
+    stable = torch.exp(x - torch.logsumexp(x, 1, keepdim=True))
+    assert mismatch(stable, expected, 1e-4, 1e-6) is not None      # a fixed rtol rejects it ...
+    magnitude = float(x.abs().max())
+    assert mismatch(stable, expected, 1e-4, 1e-6, magnitude) is None   # ... eps x |x| admits it
+
+
+def test_rounding_allowance_still_rejects_wrong_formulas():
+    gen = torch.Generator().manual_seed(4)
+    x = 1e4 + torch.randn(6, 5, generator=gen) * 3
+    expected = _softmax_reference(x)
+    magnitude = float(x.abs().max())
+    e = (x - x.amax(1, keepdim=True)).exp()
+    assert mismatch(e / e.sum(0, keepdim=True), expected, 1e-4, 1e-6, magnitude)   # normalized over columns
+    assert "NaN" in mismatch(x.exp() / x.exp().sum(1, keepdim=True), expected, 1e-4, 1e-6, magnitude)  # overflow
+    squared = expected ** 2 / (expected ** 2).sum(1, keepdim=True)  # a different function
+    problem = mismatch(squared, expected, 1e-4, 1e-6, magnitude)
+    assert problem is not None and "for the inputs' magnitude" in problem
+
+
+def test_rounding_allowance_scales_per_entry_and_with_dtype():
+    expected = torch.tensor([1.0, 1e6])
+    out = expected + torch.tensor([0.0, 2.0])   # 2.0 is within 16 eps32 x 1e6 (1.9) + ... only with a per-entry scale
+    assert mismatch(out, expected, 0, 0, torch.tensor([1.0, 2e6])) is None
+    assert mismatch(out, expected, 0, 0, torch.tensor([1.0, 1.0])) is not None
+    assert mismatch(out.double(), expected.double(), 0, 0, torch.tensor([1.0, 2e6])) is not None   # eps64 is tiny
+
+
+def test_integers_stay_exact_whatever_the_magnitude():
+    assert mismatch(torch.tensor([1, 2, 4]), torch.tensor([1, 2, 3]), 0, 0, 1e9) is not None
+    assert mismatch(torch.tensor([True, False]), torch.tensor([True, True]), 0, 0, 1e9) is not None

@@ -26,8 +26,19 @@ def _shape(t: torch.Tensor) -> str:
     return "(" + ", ".join(map(str, t.shape)) + ("," if t.dim() == 1 else "") + ")"
 
 
-def mismatch(out, expected: torch.Tensor, rtol: float, atol: float) -> str | None:
-    """None when ``out`` matches ``expected``; otherwise one sentence saying how it differs."""
+ULPS = 16  # float rounding steps allowed per unit of magnitude: O(1) for any sound formulation
+
+
+def mismatch(out, expected: torch.Tensor, rtol: float, atol: float, magnitude=0.0) -> str | None:
+    """None when ``out`` matches ``expected``; otherwise one sentence saying how it differs.
+
+    A float entry may differ by ``atol + rtol * |expected| + ULPS * eps(dtype) * magnitude``.
+    ``magnitude`` (a number, or a tensor that broadcasts to the output) is the size of the
+    inputs or of the terms the result is computed from: every standard formulation rounds
+    in proportion to it (``x - logsumexp(x)`` near 1e4 loses 1e4 * eps in float32, so does
+    ``|x|^2 + |y|^2 - 2 x.y`` in proportion to ``|x|^2``), while a wrong formula misses by
+    far more. Integers and booleans must be equal.
+    """
     if not isinstance(out, torch.Tensor):
         return f"returned {out if isinstance(out, str) else type(out).__name__}, expected a tensor"
     if out.shape != expected.shape:
@@ -54,10 +65,15 @@ def mismatch(out, expected: torch.Tensor, rtol: float, atol: float) -> str | Non
     both = ~(e.isinf() | o.isinf())
     err = torch.zeros_like(e)
     err[both] = (o[both] - e[both]).abs()
-    bad = err > atol + rtol * e.abs()
+    eps = torch.finfo(expected.real.dtype if expected.is_complex() else expected.dtype).eps
+    rounding = ULPS * eps * torch.as_tensor(magnitude, dtype=torch.float64).abs().broadcast_to(expected.shape)[finite]
+    bad = err > atol + rtol * e.abs() + rounding
     if not bad.any():
         return None
     flat_pos = int(err.argmax())
     index = [int(i) for i in finite.nonzero()[flat_pos]] if expected.dim() else []
+    allowed = f"rtol={rtol:g}, atol={atol:g}"
+    if float(rounding.max()) > 0:
+        allowed += f", rounding {float(rounding[flat_pos]):.3g} for the inputs' magnitude"
     return (f"max abs error {float(err.max()):.3g} at {index} "
-            f"({int(bad.sum())} of {e.numel()} entries outside rtol={rtol:g}, atol={atol:g})")
+            f"({int(bad.sum())} of {e.numel()} entries outside {allowed})")

@@ -88,7 +88,7 @@ class ExerciseChecks:
             reply, _ = self._call(case.args, case.kwargs, self.timeouts.call, return_args=True)
         except (WorkerFailure, _StudentError) as exc:
             return str(exc)
-        problem = mismatch(reply["out"], expected, ex.rtol, ex.atol)
+        problem = mismatch(reply["out"], expected, ex.rtol, ex.atol, ex.magnitude(case.args))
         if problem:
             return problem
         names = _param_names(ex.signature)
@@ -152,7 +152,7 @@ class ExerciseChecks:
                 timeout = max(self.timeouts.bench_min, 3 * min(loop_t))
                 reply, t = self._call(args, {}, timeout)
                 student_t.append(t)
-                if mismatch(reply["out"], expected, ex.rtol, ex.atol):
+                if mismatch(reply["out"], expected, ex.rtol, ex.atol, ex.magnitude(args)):
                     return Verdict("fast", False, "gave a wrong result on a benchmark input while being timed")
                 _, t = self.reference.request("call", 600, name=ex.name, args=ex.sized(self.gen, n), kwargs={})
                 ref_t.append(t)

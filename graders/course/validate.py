@@ -1,9 +1,18 @@
 """Check a course's definitions against themselves before students see them.
 
-For every exercise: the reference must pass all three parts, the loop version
-must fail "vectorized" (it is the thing students replace), and the stub must
-fail "correct". The reference's measured speedup is reported beside the
-threshold, so thresholds can be calibrated on the grading machine.
+For every exercise, each of these is graded as a student's submission would be:
+
+- the reference must pass all three parts;
+- each of its ``alternatives`` (at least two other correct vectorized formulations) must
+  pass all three parts: the tolerances and speed bars must admit every standard answer;
+- the loop version must pass "correct" and fail "vectorized" (it is what students replace);
+- the ``half_loop`` (a loop over one large axis, vectorized inside) must pass "correct"
+  and fail "vectorized" and "fast": "fast" means vectorized-class speed;
+- a Python-list version must fail "fast";
+- the stub must fail "correct".
+
+The measured speedups and factors are reported beside the thresholds, so that
+thresholds can be calibrated on the grading machine.
 """
 from __future__ import annotations
 
@@ -11,26 +20,69 @@ import re
 from dataclasses import dataclass
 
 from graders.checks.parts import Verdict
-from graders.model.exercise import Assignment, Exercise
 from graders.checks.submission import grade_submission
+from graders.model.exercise import Assignment, Exercise
+
+MIN_ALTERNATIVES = 2
+Program = list[tuple[str, str]]
 
 
-def reference_program(assignment: Assignment) -> list[tuple[str, str]]:
-    return [("preamble", assignment.preamble)] + [
-        (f"your `{ex.name}` cell", ex.reference_source()) for ex in assignment.exercises]
+def _cell(ex: Exercise, source: str) -> tuple[str, str]:
+    return (f"your `{ex.name}` cell", source)
 
 
-def loop_program(assignment: Assignment) -> list[tuple[str, str]]:
+def reference_program(assignment: Assignment) -> Program:
+    return [("preamble", assignment.preamble)] + [_cell(ex, ex.reference_source()) for ex in assignment.exercises]
+
+
+def loop_program(assignment: Assignment) -> Program:
     """The loop versions, each renamed to the exercise's name: what a student who changed nothing would submit."""
     return [("preamble", assignment.preamble)] + [
-        (f"your `{ex.name}` cell", re.sub(rf"\bdef {ex.loop_name}\(", f"def {ex.name}(", ex.loop_source()))
+        _cell(ex, re.sub(rf"\bdef {ex.loop_name}\(", f"def {ex.name}(", ex.loop_source()))
         for ex in assignment.exercises]
 
 
-def stub_program(assignment: Assignment) -> list[tuple[str, str]]:
+def stub_program(assignment: Assignment) -> Program:
     return [("preamble", assignment.preamble)] + [
-        (f"your `{ex.name}` cell", f"{ex.signature}\n    raise NotImplementedError()\n")
-        for ex in assignment.exercises]
+        _cell(ex, f"{ex.signature}\n    raise NotImplementedError()\n") for ex in assignment.exercises]
+
+
+def alternative_program(assignment: Assignment, k: int) -> Program:
+    """Each exercise's ``k``-th alternative as its answer (exercises with fewer are left out)."""
+    return [("preamble", assignment.preamble)] + [
+        _cell(ex, ex.source_as(ex.alternatives[k])) for ex in assignment.exercises if len(ex.alternatives) > k]
+
+
+def half_loop_program(assignment: Assignment) -> Program:
+    return [("preamble", assignment.preamble)] + [
+        _cell(ex, ex.source_as(ex.half_loop)) for ex in assignment.exercises if ex.half_loop]
+
+
+def python_list_source(ex: Exercise) -> str:
+    """A Python-list version of ``ex``: the exercise's own if it has one, else one derived from the reference.
+
+    The derived version does the least any list-based answer must do: it takes every element of
+    every input tensor and of the result through ``.tolist()`` and a comprehension, and leaves
+    the arithmetic to the reference. A real list-based answer does at least this much Python-level
+    work, so if this version fails "fast", so does every list-based answer.
+    """
+    if ex.python_list is not None:
+        return ex.source_as(ex.python_list)
+    helper = f"_vectorized_{ex.name}"
+    result = "args[0].copy_(result)" if ex.in_place else "result"
+    return ex.source_as(ex.reference, helper) + f"""
+
+def {ex.name}(*args, **kwargs):
+    elements = [[v for v in a.reshape(-1).tolist()] for a in args if isinstance(a, torch.Tensor)]
+    out = {helper}(*args, **kwargs)
+    values = [v for v in out.reshape(-1).tolist()]
+    result = torch.tensor(values, dtype=out.dtype).reshape(out.shape)
+    return {result}
+"""
+
+
+def python_list_program(assignment: Assignment) -> Program:
+    return [("preamble", assignment.preamble)] + [_cell(ex, python_list_source(ex)) for ex in assignment.exercises]
 
 
 @dataclass
@@ -40,25 +92,77 @@ class Row:
     reference: dict[str, Verdict]
     loop: dict[str, Verdict]
     stub: dict[str, Verdict]
+    alternatives: list[dict[str, Verdict]]
+    half_loop: dict[str, Verdict] | None
+    python_list: dict[str, Verdict]
 
     @property
     def problems(self) -> list[str]:
+        """What is wrong with the definitions, whatever the machine: these make ``validate`` fail."""
+        ex = self.exercise
         out = [f"reference fails {p}: {v.message}" for p, v in self.reference.items() if not v.passed]
+        for fn, verdicts in zip(ex.alternatives, self.alternatives):
+            out += [f"alternative `{fn.__name__}` fails {p}: {verdicts[p].message}"
+                    for p in ("correct", "vectorized") if not verdicts[p].passed]
+        if len(ex.alternatives) < MIN_ALTERNATIVES:
+            out.append(f"{len(ex.alternatives)} alternatives, at least {MIN_ALTERNATIVES} needed")
         if self.loop["vectorized"].passed:
             out.append("the loop version passes vectorized")
         if not self.loop["correct"].passed:
             out.append(f"the loop version fails correct: {self.loop['correct'].message}")
+        if self.half_loop is None:
+            out.append("no half_loop")
+        else:
+            if not self.half_loop["correct"].passed:
+                out.append(f"the half loop fails correct: {self.half_loop['correct'].message}")
+            if self.half_loop["vectorized"].passed:
+                out.append(f"the half loop passes vectorized: {self.half_loop['vectorized'].message}")
+        if self.python_list["vectorized"].passed:
+            out.append("the Python-list version passes vectorized")
         if self.stub["correct"].passed:
             out.append("the stub passes correct")
+        return out
+
+    @property
+    def speed_problems(self) -> list[str]:
+        """Where "fast" disagrees with the definitions' intent: an alternative that is not fast, a
+        half loop or a Python-list version that is. These depend on the timing method and the
+        machine; ``validate`` reports them beside the thresholds so that they can be calibrated."""
+        out = []
+        for fn, verdicts in zip(self.exercise.alternatives, self.alternatives):
+            if verdicts["correct"].passed and not verdicts["fast"].passed:
+                out.append(f"alternative `{fn.__name__}` fails fast: {verdicts['fast'].message}")
+        if self.half_loop is not None and self.half_loop["fast"].passed:
+            out.append(f"the half loop passes fast: {self.half_loop['fast'].message}")
+        if self.python_list["fast"].passed:
+            out.append(f"the Python-list version passes fast: {self.python_list['fast'].message}")
         return out
 
     @property
     def speedup(self) -> float | None:
         return self.reference["fast"].figures.get("speedup")
 
+    @property
+    def half_loop_factor(self) -> float | None:
+        """How many times slower than the reference the half loop ran (None when it was not timed)."""
+        return self.half_loop["fast"].figures.get("ref_factor") if self.half_loop else None
+
 
 def validate_assignment(assignment: Assignment, seed: int = 0, only: list[str] | None = None) -> list[Row]:
-    runs = {kind: grade_submission(assignment, program(assignment), seed, only=only)
-            for kind, program in (("reference", reference_program), ("loop", loop_program), ("stub", stub_program))}
-    return [Row(assignment.name, ex, runs["reference"][ex.name], runs["loop"][ex.name], runs["stub"][ex.name])
-            for ex in assignment.exercises if only is None or ex.name in only]
+    exercises = [ex for ex in assignment.exercises if only is None or ex.name in only]
+
+    def grade(program: Program, chosen: list[Exercise]) -> dict[str, dict[str, Verdict]]:
+        if not chosen:
+            return {}
+        return grade_submission(assignment, program, seed, only=[ex.name for ex in chosen])
+
+    reference, loop, stub, python_list = (grade(program(assignment), exercises) for program in (
+        reference_program, loop_program, stub_program, python_list_program))
+    half_loop = grade(half_loop_program(assignment), [ex for ex in exercises if ex.half_loop])
+    most = max((len(ex.alternatives) for ex in exercises), default=0)
+    alternatives = [grade(alternative_program(assignment, k), [ex for ex in exercises if len(ex.alternatives) > k])
+                    for k in range(most)]
+    return [Row(assignment.name, ex, reference[ex.name], loop[ex.name], stub[ex.name],
+                [alternatives[k][ex.name] for k in range(len(ex.alternatives))],
+                half_loop.get(ex.name), python_list[ex.name])
+            for ex in exercises]

@@ -6,8 +6,10 @@ definitions are the single source of truth.
 """
 from __future__ import annotations
 
+import ast
 import importlib.util
 import inspect
+import re
 import sys
 import textwrap
 from dataclasses import dataclass, field
@@ -54,19 +56,26 @@ class Points:
         return getattr(self, part)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Exercise:
     """One function to vectorize.
 
-    - ``reference`` is the instructor's solution; its ``def`` line must equal ``signature``.
-    - ``loop`` is the loop version handed to students (named ``<name>_loop``).
+    - ``reference`` is the instructor's solution; ``name`` and ``signature`` (its ``def``
+      line) are derived from it, so they cannot disagree.
+    - ``loop`` is the loop version handed to students; it must be named ``<name>_loop``.
     - ``hidden(gen)`` yields ``Case``s: random inputs and edge cases, seeded per run.
     - ``sized(gen, n)`` returns the arguments at size ``n``: used to count ops at
       ``count_sizes`` and to time at ``bench_size``.
+    - ``alternatives``: other correct vectorized formulations (any function names); each
+      must pass all three parts, so the tolerances and speed bars admit them.
+    - ``half_loop``: a loop over one large axis with vectorized work inside; it must pass
+      "correct" and fail "vectorized" and "fast", so "fast" means vectorized-class speed.
+    - ``terms(*args)``: the magnitude of the terms a float result is built from (default: of the
+      inputs); rounding in proportion to it is allowed, so every sound formulation passes.
+    - ``python_list``: a version that works on Python lists; it must fail "fast". When
+      None, ``validate`` derives one (see ``graders.course.validate.python_list_source``).
     """
 
-    name: str
-    signature: str
     task: str
     reference: Callable
     loop: Callable
@@ -86,10 +95,39 @@ class Exercise:
     points: Points = Points()
     in_place: bool = False
     must_be_view: bool = False
+    terms: Callable[..., torch.Tensor | float] | None = None
+    alternatives: Sequence[Callable] = ()
+    half_loop: Callable | None = None
+    python_list: Callable | None = None
+    name: str = ""
+    signature: str = ""
+
+    def __post_init__(self):
+        derived_name = self.reference.__name__
+        derived = _def_line(self.reference)
+        if self.name and self.name != derived_name:
+            raise ValueError(f"exercise {self.name!r}: its reference is named {derived_name!r}")
+        if self.signature and self.signature != derived:
+            raise ValueError(f"exercise {derived_name!r}: signature {self.signature!r} differs from the "
+                             f"reference's {derived!r}")
+        if self.loop.__name__ != f"{derived_name}_loop":
+            raise ValueError(f"exercise {derived_name!r}: its loop version is named {self.loop.__name__!r}, "
+                             f"expected {derived_name + '_loop'!r}")
+        object.__setattr__(self, "name", derived_name)
+        object.__setattr__(self, "signature", derived)
 
     @property
     def loop_name(self) -> str:
         return f"{self.name}_loop"
+
+    def magnitude(self, args: tuple) -> torch.Tensor | float:
+        """The size of the numbers a float result is computed from, for ``compare.mismatch``'s rounding
+        allowance: ``terms(*args)`` where the exercise gives it (for a result built from products or
+        sums of squares), else the largest absolute value among the float inputs."""
+        if self.terms is not None:
+            return self.terms(*args)
+        floats = [a for a in args if isinstance(a, torch.Tensor) and a.is_floating_point() and a.numel()]
+        return max((float(a.abs().max()) for a in floats), default=0.0)
 
     def grade_id(self, part: str) -> str:
         return f"{self.name}_{part}"
@@ -100,11 +138,38 @@ class Exercise:
     def loop_source(self) -> str:
         return textwrap.dedent(inspect.getsource(self.loop))
 
+    def source_as(self, fn: Callable, name: str | None = None) -> str:
+        """``fn``'s source with its ``def`` renamed to ``name`` (default: this exercise's name),
+        so that a variant written under its own name can be submitted as the answer."""
+        src = textwrap.dedent(inspect.getsource(fn))
+        return re.sub(rf"^def {re.escape(fn.__name__)}\(", f"def {name or self.name}(", src, count=1, flags=re.M)
+
     def reference_body(self) -> str:
         """The reference's body (everything after its ``def`` line): what goes between the solution markers."""
         src = self.reference_source().splitlines()
         start = next(i for i, line in enumerate(src) if line.startswith("def "))
         return "\n".join(src[start + 1:])
+
+
+def _def_line(fn: Callable) -> str:
+    """``fn``'s ``def`` line as written (``eps=1e-5`` stays ``1e-5``, which ``inspect.signature`` would
+    print as ``1e-05``), checked against ``inspect.signature``: what students' stubs begin with."""
+    src = textwrap.dedent(inspect.getsource(fn))
+    lines = src.splitlines()
+    start = next(i for i, text in enumerate(lines) if text.startswith("def "))
+    line = ""
+    for text in lines[start:]:  # a def line may span several lines: take lines until they parse as one
+        line = f"{line} {text.strip()}".strip()
+        try:
+            ast.parse(f"{line}\n    pass\n")
+            break
+        except SyntaxError:
+            continue
+    compiled: dict = {}
+    exec(compile(f"{line}\n    pass\n", "<def line>", "exec"), dict(vars(inspect.getmodule(fn) or object())), compiled)
+    if inspect.signature(compiled[fn.__name__]) != inspect.signature(fn):
+        raise ValueError(f"could not read the def line of {fn.__name__!r}: got {line!r}")
+    return line
 
 
 @dataclass(frozen=True)
@@ -131,14 +196,32 @@ class Assignment:
         return None
 
 
-def load_assignment(path: Path) -> Assignment:
-    """Import one definition module by path (``assignments`` is not an installed package)."""
-    path = Path(path)
-    mod_name = f"vecgrade_assignments.{path.stem}"
+def load_lesson(assignment_file: str) -> str:
+    """The text of ``lessons/<assignment>.md`` beside an assignment file: prose lives in markdown."""
+    path = Path(assignment_file).parent / "lessons" / f"{Path(assignment_file).stem}.md"
+    return path.read_text(encoding="utf-8")
+
+
+def load_variants(assignment_file: str, folder: str = "variants"):
+    """The module ``<folder>/<assignment>.py`` beside an assignment file (``assignments`` is not an
+    installed package): ``variants`` holds the alternatives and half loops that ``vecgrade validate``
+    grades, ``cases`` the input generators of a long assignment."""
+    path = Path(assignment_file).parent / folder / Path(assignment_file).name
+    return _import_path(path, f"vecgrade_assignments.{folder}.{path.stem}")
+
+
+def _import_path(path: Path, mod_name: str):
     spec = importlib.util.spec_from_file_location(mod_name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[mod_name] = module
     spec.loader.exec_module(module)
+    return module
+
+
+def load_assignment(path: Path) -> Assignment:
+    """Import one definition module by path (``assignments`` is not an installed package)."""
+    path = Path(path)
+    module = _import_path(path, f"vecgrade_assignments.{path.stem}")
     assignment = getattr(module, "ASSIGNMENT", None)
     if not isinstance(assignment, Assignment):
         raise ValueError(f"{path} defines no ASSIGNMENT = Assignment(...)")

@@ -1,9 +1,9 @@
-"""Random inputs for hidden cases.
+"""Random inputs and case generators for hidden cases: the one place for these helpers.
 
 Every helper takes an explicit ``torch.Generator`` so that a grading run is
 reproducible from its seed, and none of them touches the global RNG. The
-``layout`` argument makes the non-contiguous inputs that catch code relying
-on ``.view`` or on a particular stride order.
+``layout`` argument (``lay_out``) makes the non-contiguous inputs that catch
+code relying on ``.view`` or on a particular stride order.
 """
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import torch
 LAYOUTS = ("contiguous", "transposed", "sliced")
 
 
-def _lay_out(t: torch.Tensor, layout: str) -> torch.Tensor:
+def lay_out(t: torch.Tensor, layout: str) -> torch.Tensor:
     """Return a tensor equal to ``t`` but stored as ``layout`` says."""
     if layout == "contiguous" or t.dim() == 0:
         return t
     if layout == "transposed":
         if t.dim() == 1:
-            return _lay_out(t, "sliced")
+            return lay_out(t, "sliced")
         # store with the last two dims swapped, then view back: same values, non-contiguous
         return t.transpose(-1, -2).contiguous().transpose(-1, -2)
     if layout == "sliced":
@@ -36,12 +36,18 @@ def rand(gen: torch.Generator, *shape: int, dtype=torch.float32, layout="contigu
         t = torch.randn(*shape, generator=gen, dtype=torch.float64) * scale
     else:
         t = torch.rand(*shape, generator=gen, dtype=torch.float64) * scale + low
-    return _lay_out(t.to(dtype), layout)
+    return lay_out(t.to(dtype), layout)
 
 
 def randint(gen: torch.Generator, low: int, high: int, *shape: int, layout="contiguous") -> torch.Tensor:
+    """int64 values uniform in [low, high)."""
     t = torch.randint(low, high, shape, generator=gen, dtype=torch.int64)
-    return _lay_out(t, layout)
+    return lay_out(t, layout)
+
+
+def ints(gen: torch.Generator, low: int, high: int, n: int) -> list[int]:
+    """``n`` Python ints uniform in [low, high): for arguments that are lists, not tensors."""
+    return randint(gen, low, high, n).tolist()
 
 
 def pick(gen: torch.Generator, options):
@@ -49,3 +55,21 @@ def pick(gen: torch.Generator, options):
     return options[int(torch.randint(len(options), (1,), generator=gen))]
 
 
+def random_cases(gen: torch.Generator, shapes, dtypes=(torch.float32, torch.float64), make=None, **kwargs):
+    """One ``Case`` per shape and dtype, labelled ``random <dtype> [<shape>]``.
+
+    The arguments are ``make(gen, *shape, dtype=dtype)`` (a tuple), by default one ``rand`` tensor
+    of that shape (``kwargs`` go to ``rand``): the common "random inputs" block of a hidden generator.
+    """
+    from graders.model.exercise import Case   # the model imports this module: import late
+    for shape in shapes:
+        for dtype in dtypes:
+            args = make(gen, *shape, dtype=dtype) if make else (rand(gen, *shape, dtype=dtype, **kwargs),)
+            yield Case(f"random {dtype} [{', '.join(map(str, shape))}]", args)
+
+
+def layout_cases(gen: torch.Generator, *shape: int, layouts=("transposed", "sliced"), **kwargs):
+    """One ``Case`` per non-contiguous layout, labelled ``<layout> input``: a ``rand`` tensor of ``shape``."""
+    from graders.model.exercise import Case
+    for layout in layouts:
+        yield Case(f"{layout} input", (rand(gen, *shape, layout=layout, **kwargs),))

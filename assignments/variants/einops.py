@@ -1,0 +1,95 @@
+"""Variants of the einsum and einops exercises (see ``__init__``)."""
+import einops
+import torch
+from einops import rearrange, reduce
+
+
+def batched_bilinear_matmul(x, W, y):
+    xW = torch.matmul(x[:, None, None, :], W[None])          # [B, O, 1, J]
+    return (xW[:, :, 0, :] * y[:, None, :]).sum(-1)
+
+
+def batched_bilinear_broadcast(x, W, y):
+    return (x[:, None, :, None] * W[None] * y[:, None, None, :]).sum((2, 3))
+
+
+def batched_bilinear_half_loop(x, W, y):
+    out = torch.empty(x.shape[0], W.shape[0], dtype=x.dtype)
+    for b in range(x.shape[0]):
+        out[b] = torch.einsum("i,oij,j->o", x[b], W, y[b])
+    return out
+
+
+def patchify_rearrange(images, p):
+    return rearrange(images, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=p, p2=p)
+
+
+def patchify_unflatten(images, p):
+    B, C, H, W = images.shape
+    blocks = images.unflatten(2, (H // p, p)).unflatten(4, (W // p, p))   # b c h p1 w p2
+    return blocks.movedim(1, 5).transpose(2, 3).flatten(3).flatten(1, 2)
+
+
+def patchify_half_loop(images, p):
+    B, C, H, W = images.shape
+    out = torch.empty(B, (H // p) * (W // p), p * p * C, dtype=images.dtype)
+    for b in range(B):
+        out[b] = images[b].reshape(C, H // p, p, W // p, p).permute(1, 3, 2, 4, 0).reshape(-1, p * p * C)
+    return out
+
+
+def space_to_depth_rearrange(x, r):
+    return rearrange(x, "b c (h h0) (w w0) -> b (h0 w0 c) h w", h0=r, w0=r)
+
+
+def space_to_depth_unflatten(x, r):
+    B, C, H, W = x.shape
+    blocks = x.unflatten(3, (W // r, r)).unflatten(2, (H // r, r))     # b c h h0 w w0
+    return blocks.movedim((3, 5), (1, 2)).flatten(1, 3)
+
+
+def space_to_depth_half_loop(x, r):
+    B, C, H, W = x.shape
+    out = torch.empty(B, r * r * C, H // r, W // r, dtype=x.dtype)
+    for b in range(B):
+        out[b] = x[b].reshape(C, H // r, r, W // r, r).permute(2, 4, 0, 1, 3).reshape(r * r * C, H // r, W // r)
+    return out
+
+
+def channel_shuffle_rearrange(x, groups):
+    return rearrange(x, "b (g c) h w -> b (c g) h w", g=groups)
+
+
+def channel_shuffle_index(x, groups):
+    C = x.shape[1]
+    order = torch.arange(C).view(groups, C // groups).T.reshape(-1)
+    return x[:, order]
+
+
+def channel_shuffle_half_loop(x, groups):
+    B, C, H, W = x.shape
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    for b in range(B):
+        out[b] = x[b].reshape(groups, C // groups, H, W).transpose(0, 1).reshape(C, H, W)
+    return out
+
+
+def max_pool_2x2_amax(x):
+    B, C, H, W = x.shape
+    return x.reshape(B, C, H // 2, 2, W // 2, 2).amax((3, 5))
+
+
+def max_pool_2x2_maximum(x):
+    return torch.maximum(torch.maximum(x[:, :, 0::2, 0::2], x[:, :, 0::2, 1::2]),
+                         torch.maximum(x[:, :, 1::2, 0::2], x[:, :, 1::2, 1::2]))
+
+
+def max_pool_2x2_half_loop(x):
+    B, C, H, W = x.shape
+    out = torch.empty(B, C, H // 2, W // 2, dtype=x.dtype)
+    for b in range(B):
+        out[b] = reduce(x[b], "c (h h0) (w w0) -> c h w", "max", h0=2, w0=2)
+    return out
+
+
+__all__ = ["einops", "torch"]

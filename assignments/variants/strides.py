@@ -1,0 +1,88 @@
+"""Variants of the strides exercises (see ``__init__``)."""
+import torch
+
+
+def storage_offsets_matmul(indices, stride, storage_offset):
+    return indices @ torch.tensor(stride, dtype=torch.int64) + storage_offset
+
+
+def storage_offsets_tensordot(indices, stride, storage_offset):
+    steps = torch.as_tensor(stride, dtype=torch.int64)
+    return torch.tensordot(indices, steps, dims=1).add(storage_offset)
+
+
+def storage_offsets_half_loop(indices, stride, storage_offset):
+    steps = torch.tensor(stride, dtype=torch.int64)
+    out = torch.empty(indices.shape[0], dtype=torch.int64)
+    for k in range(indices.shape[0]):
+        out[k] = storage_offset + (indices[k] * steps).sum()
+    return out
+
+
+def contiguous_strides_shifted(shape):
+    suffix = shape.flip(0).cumprod(0).flip(0)          # prod(shape[i:])
+    return torch.cat([suffix[1:], torch.ones_like(shape[:1])])
+
+
+def contiguous_strides_triangle(shape):
+    N = shape.shape[0]
+    after = torch.arange(N)[None, :] > torch.arange(N)[:, None]     # [i, j]: j comes after i
+    return torch.where(after, shape[None, :], torch.ones_like(shape)[None, :]).prod(1)
+
+
+def contiguous_strides_half_loop(shape):
+    out = torch.empty(shape.shape[0], dtype=torch.int64)
+    for i in range(shape.shape[0]):
+        out[i] = shape[i + 1:].prod()
+    return out
+
+
+def permute_flat_as_strided(buffer, shape, perm):
+    sizes = torch.tensor(shape, dtype=torch.int64)
+    order = torch.tensor(perm, dtype=torch.int64)
+    strides = torch.cat([sizes[1:], torch.ones_like(sizes[:1])]).flip(0).cumprod(0).flip(0)
+    flat = buffer.contiguous()
+    return flat.as_strided(torch.Size(sizes[order]), torch.Size(strides[order])).reshape(-1)
+
+
+def permute_flat_digits(buffer, shape, perm):
+    sizes = torch.tensor(shape, dtype=torch.int64)
+    order = torch.tensor(perm, dtype=torch.int64)
+    strides = torch.cat([sizes[1:], torch.ones_like(sizes[:1])]).flip(0).cumprod(0).flip(0)
+    new_sizes = sizes[order]
+    inner = torch.cat([new_sizes[1:], torch.ones_like(new_sizes[:1])]).flip(0).cumprod(0).flip(0)
+    outer = inner * new_sizes
+    q = torch.arange(buffer.shape[0])[:, None]
+    return buffer[((q % outer) // inner * strides[order]).sum(1)]
+
+
+def permute_flat_half_loop(buffer, shape, perm):
+    sizes = torch.tensor(shape, dtype=torch.int64)
+    order = torch.tensor(perm, dtype=torch.int64)
+    strides = torch.cat([sizes[1:], torch.ones_like(sizes[:1])]).flip(0).cumprod(0).flip(0)
+    new_sizes, new_strides = sizes[order], strides[order]
+    place = torch.cat([new_sizes[1:], torch.ones_like(new_sizes[:1])]).flip(0).cumprod(0).flip(0)
+    last = int(new_sizes[-1]) if new_sizes.shape[0] else 1
+    out = torch.empty(buffer.shape[0], dtype=buffer.dtype)
+    for j in range(last):  # one position of the result's last axis at a time
+        q = torch.arange(j, buffer.shape[0], last)
+        out[q] = buffer[(q[:, None] // place % new_sizes * new_strides).sum(1)]
+    return out
+
+
+def sliding_windows_unfold(x, k):
+    return x.unfold(0, k, 1)
+
+
+def sliding_windows_strides(x, k):
+    return torch.as_strided(x, (x.shape[0] - k + 1, k), x.stride() * 2, x.storage_offset())
+
+
+def sliding_windows_half_loop(x, k):
+    rows = x.shape[0] - k + 1
+    position = torch.empty(rows, k, dtype=torch.int64)
+    for i in range(rows):
+        position[i] = x.storage_offset() + (i + torch.arange(k)) * x.stride(0)
+    col_stride = int(position[0, 1] - position[0, 0]) if k > 1 else x.stride(0)
+    row_stride = int(position[1, 0] - position[0, 0]) if rows > 1 else x.stride(0)
+    return x.as_strided((rows, k), (row_stride, col_stride), int(position[0, 0]))
