@@ -63,6 +63,9 @@ ATTACKS = {
     "list over __getitem__ class": "class Rows:\n    def __init__(self, a):\n        self.a = a\n"
                                    "    def __getitem__(self, i):\n        return self.a[i]\n"
                                    "def f(a):\n    return torch.stack(list(Rows(a)))\n",
+    "__getitem__ lambda": "class Rows:\n    __getitem__ = lambda self, i: i\n"
+                          "def f(a):\n    return torch.tensor(list(Rows())[:0])\n",
+    "type with three arguments": "def f(a):\n    R = type('R', (), {'__len__': lambda s: 0})\n    return a\n",
     "__iter__ class": "class Rows:\n    def __iter__(self):\n        return self\n"
                       "def f(a):\n    return tuple(Rows())\n",
     # A: routes out of the subset (module-valued attributes, reflection, threads, tampering APIs)
@@ -178,6 +181,8 @@ EXPECTED = {
     'typing.functools.reduce': '`typing.functools.reduce`',
     'typing.sys': '(the module `sys`)',
     'vars': '`vars`',
+    '__getitem__ lambda': '`__getitem__` in class',
+    'type with three arguments': '`type(name, bases, dict)`',
     'get_ipython': '`get_ipython`',
     '__builtins__': '`__builtins__`',
     'walrus lambda comprehension': 'list comprehension',

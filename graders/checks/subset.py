@@ -209,9 +209,17 @@ class _Checker:
             self.call(node)
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in ITERABLE_DUNDERS:
-                    self.add(item, f"`{item.name}` in class `{node.name}`",
-                             "Python can walk its objects element by element (`list()`, `tuple()`, `for`)")
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    bound = [item.name]
+                elif isinstance(item, (ast.Assign, ast.AnnAssign)):  # `__getitem__ = lambda self, i: ...`
+                    targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                    bound = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+                else:
+                    bound = []
+                for name in bound:
+                    if name in ITERABLE_DUNDERS:
+                        self.add(item, f"`{name}` in class `{node.name}`",
+                                 "Python can walk its objects element by element (`list()`, `tuple()`, `for`)")
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             self.add(node, f"`{type(node).__name__.lower()}`", "state kept across calls is not allowed")
         elif isinstance(node, (ast.AsyncFunctionDef, ast.Await)):
@@ -303,7 +311,9 @@ class _Checker:
     def call(self, node: ast.Call) -> None:
         keywords = {k.arg for k in node.keywords}
         f = node.func
-        if isinstance(f, ast.Name) and f.id in ("min", "max") and self.qual(f) == f"builtins.{f.id}":
+        if isinstance(f, ast.Name) and f.id == "type" and len(node.args) == 3 and self.qual(f) == "builtins.type":
+            self.add(node, "`type(name, bases, dict)`", "reflection is not allowed in the code an exercise reaches")
+        elif isinstance(f, ast.Name) and f.id in ("min", "max") and self.qual(f) == f"builtins.{f.id}":
             single = len(node.args) == 1 and not any(isinstance(a, ast.Starred) for a in node.args)
             if "key" in keywords:
                 self.add(node, f"`{f.id}(..., key=...)`", "it calls Python code once per element")
