@@ -53,6 +53,16 @@ REFLECTION = {
     "__build_class__",
 }
 DUNDER_OK = {"__init__", "__call__", "__name__"}
+# on an object whose origin is unknown (a call's result, a container item) these names lead out of the
+# subset: standard modules that torch's own modules hold as attributes, and frame/code introspection
+ESCAPE_NAMES = {
+    "subprocess", "shutil", "socket", "ctypes", "pickle", "marshal", "importlib", "inspect", "traceback", "gc",
+    "weakref", "signal", "tempfile", "pathlib", "linecache", "dis", "concurrent", "queue", "asyncio", "mmap",
+    "resource", "posix", "threading", "multiprocessing", "builtins", "sys", "os", "atexit", "pkgutil", "runpy",
+    "site", "contextvars", "copyreg", "functools", "itertools", "operator", "glob", "platform", "unittest",
+    "f_globals", "f_locals", "f_back", "f_builtins", "f_code", "gi_frame", "gi_code", "cr_frame", "ag_frame",
+    "tb_frame", "tb_next", "co_code", "co_consts",
+}
 ITERATING = {
     "map": "`map` calls Python code once per element",
     "filter": "`filter` calls Python code once per element",
@@ -131,7 +141,7 @@ def _foreign_module_names() -> frozenset[str]:
             if isinstance(v, types.ModuleType):
                 (allowed if _allowed_module(v.__name__) else foreign).add(n)
     import torch
-    return frozenset(foreign - allowed - set(dir(torch.Tensor)) - set(dir(torch.nn.Module)))
+    return frozenset((foreign - allowed - set(dir(torch.Tensor)) - set(dir(torch.nn.Module))) | ESCAPE_NAMES)
 
 
 class _Checker:
