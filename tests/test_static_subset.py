@@ -63,6 +63,9 @@ ATTACKS = {
     "list over __getitem__ class": "class Rows:\n    def __init__(self, a):\n        self.a = a\n"
                                    "    def __getitem__(self, i):\n        return self.a[i]\n"
                                    "def f(a):\n    return torch.stack(list(Rows(a)))\n",
+    "__getitem__ lambda": "class Rows:\n    __getitem__ = lambda self, i: i\n"
+                          "def f(a):\n    return torch.tensor(list(Rows())[:0])\n",
+    "type with three arguments": "def f(a):\n    R = type('R', (), {'__len__': lambda s: 0})\n    return a\n",
     "__iter__ class": "class Rows:\n    def __iter__(self):\n        return self\n"
                       "def f(a):\n    return tuple(Rows())\n",
     # A: routes out of the subset (module-valued attributes, reflection, threads, tampering APIs)
@@ -73,6 +76,8 @@ ATTACKS = {
     "typing.sys": "import typing\ndef f(a):\n    return typing.sys.modules and a\n",
     "module alias": "m = torch\ndef f(a):\n    return m.sys.gettrace() or a\n",
     "module in a container": "def f(a):\n    return (torch,)[0].sys and a\n",
+    "module from a call": "def m():\n    return torch.cuda\ndef f(a):\n    return m().traceback and a\n",
+    "frame introspection": "def f(a):\n    e = ValueError()\n    return e.__traceback__ or a\n",
     "F.np": "def f(a):\n    return torch.from_dlpack(F.np.asarray(a))\n",
     "import threading": "import threading\ndef f(a):\n    threading.Thread(target=print).start()\n    return a\n",
     "import inside": "def f(a):\n    import os\n    return a\n",
@@ -178,6 +183,10 @@ EXPECTED = {
     'typing.functools.reduce': '`typing.functools.reduce`',
     'typing.sys': '(the module `sys`)',
     'vars': '`vars`',
+    'module from a call': '`.traceback`',
+    'frame introspection': '`.__traceback__`',
+    '__getitem__ lambda': '`__getitem__` in class',
+    'type with three arguments': '`type(name, bases, dict)`',
     'get_ipython': '`get_ipython`',
     '__builtins__': '`__builtins__`',
     'walrus lambda comprehension': 'list comprehension',

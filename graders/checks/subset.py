@@ -53,6 +53,16 @@ REFLECTION = {
     "__build_class__",
 }
 DUNDER_OK = {"__init__", "__call__", "__name__"}
+# on an object whose origin is unknown (a call's result, a container item) these names lead out of the
+# subset: standard modules that torch's own modules hold as attributes, and frame/code introspection
+ESCAPE_NAMES = {
+    "subprocess", "shutil", "socket", "ctypes", "pickle", "marshal", "importlib", "inspect", "traceback", "gc",
+    "weakref", "signal", "tempfile", "pathlib", "linecache", "dis", "concurrent", "queue", "asyncio", "mmap",
+    "resource", "posix", "threading", "multiprocessing", "builtins", "sys", "os", "atexit", "pkgutil", "runpy",
+    "site", "contextvars", "copyreg", "functools", "itertools", "operator", "glob", "platform", "unittest",
+    "f_globals", "f_locals", "f_back", "f_builtins", "f_code", "gi_frame", "gi_code", "cr_frame", "ag_frame",
+    "tb_frame", "tb_next", "co_code", "co_consts",
+}
 ITERATING = {
     "map": "`map` calls Python code once per element",
     "filter": "`filter` calls Python code once per element",
@@ -131,7 +141,7 @@ def _foreign_module_names() -> frozenset[str]:
             if isinstance(v, types.ModuleType):
                 (allowed if _allowed_module(v.__name__) else foreign).add(n)
     import torch
-    return frozenset(foreign - allowed - set(dir(torch.Tensor)) - set(dir(torch.nn.Module)))
+    return frozenset((foreign - allowed - set(dir(torch.Tensor)) - set(dir(torch.nn.Module))) | ESCAPE_NAMES)
 
 
 class _Checker:
@@ -209,9 +219,17 @@ class _Checker:
             self.call(node)
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in ITERABLE_DUNDERS:
-                    self.add(item, f"`{item.name}` in class `{node.name}`",
-                             "Python can walk its objects element by element (`list()`, `tuple()`, `for`)")
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    bound = [item.name]
+                elif isinstance(item, (ast.Assign, ast.AnnAssign)):  # `__getitem__ = lambda self, i: ...`
+                    targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                    bound = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+                else:
+                    bound = []
+                for name in bound:
+                    if name in ITERABLE_DUNDERS:
+                        self.add(item, f"`{name}` in class `{node.name}`",
+                                 "Python can walk its objects element by element (`list()`, `tuple()`, `for`)")
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             self.add(node, f"`{type(node).__name__.lower()}`", "state kept across calls is not allowed")
         elif isinstance(node, (ast.AsyncFunctionDef, ast.Await)):
@@ -303,7 +321,9 @@ class _Checker:
     def call(self, node: ast.Call) -> None:
         keywords = {k.arg for k in node.keywords}
         f = node.func
-        if isinstance(f, ast.Name) and f.id in ("min", "max") and self.qual(f) == f"builtins.{f.id}":
+        if isinstance(f, ast.Name) and f.id == "type" and len(node.args) == 3 and self.qual(f) == "builtins.type":
+            self.add(node, "`type(name, bases, dict)`", "reflection is not allowed in the code an exercise reaches")
+        elif isinstance(f, ast.Name) and f.id in ("min", "max") and self.qual(f) == f"builtins.{f.id}":
             single = len(node.args) == 1 and not any(isinstance(a, ast.Starred) for a in node.args)
             if "key" in keywords:
                 self.add(node, f"`{f.id}(..., key=...)`", "it calls Python code once per element")
