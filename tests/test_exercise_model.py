@@ -7,8 +7,8 @@ import torch
 from graders.model.exercise import Exercise
 
 
-def standardize(x, eps=1e-5,
-                axis=0):
+def standardize(x, eps=1e-5,  # a comment
+                axis=0):  # another
     return (x - x.mean(axis)) / (x.std(axis) + eps)
 
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 import ast
 import importlib.util
 import inspect
+import io
 import re
 import sys
 import textwrap
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -156,6 +158,10 @@ def _def_line(fn: Callable) -> str:
     print as ``1e-05``), checked against ``inspect.signature``: what students' stubs begin with."""
     src = textwrap.dedent(inspect.getsource(fn))
     lines = src.splitlines()
+    for token in tokenize.generate_tokens(io.StringIO(src).readline):   # drop comments
+        if token.type == tokenize.COMMENT:
+            row, col = token.start
+            lines[row - 1] = lines[row - 1][:col]
     start = next(i for i, text in enumerate(lines) if text.startswith("def "))
     line = ""
     for text in lines[start:]:  # a def line may span several lines: take lines until they parse as one
