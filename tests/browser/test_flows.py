@@ -11,6 +11,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from typer.testing import CliRunner
 
 from graders.cli import app
@@ -91,14 +92,18 @@ def index_of(nb, cell_id: str) -> int:
 
 
 def validate(page, timeout: float = 180_000) -> str:
-    """Press nbgrader's Validate button; return the dialog's text and close it."""
+    """Save, press nbgrader's Validate button; return the results dialog's text."""
     page.keyboard.press("Control+S")
+    overwrite = page.get_by_role("button", name="Overwrite")  # Validate itself touches the file on disk
+    try:
+        overwrite.wait_for(timeout=3_000)
+        overwrite.click()
+    except PlaywrightTimeout:
+        pass
     page.get_by_role("button", name=re.compile("Validate")).first.click()
-    dialog = page.locator(".jp-Dialog-content")
+    dialog = page.locator(".jp-Dialog", has_text="Validation Results")
     dialog.wait_for(timeout=timeout)
-    page.wait_for_function("() => !/Validating/i.test(document.querySelector('.jp-Dialog-content').innerText)",
-                           timeout=timeout)
-    return dialog.inner_text()
+    return dialog.locator(".jp-Dialog-content").inner_text()
 
 
 def close_dialog(page):
