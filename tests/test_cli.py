@@ -197,3 +197,20 @@ def test_html_report_is_self_contained(graded, tmp_path):
     assert page.count('src="data:image/png;base64,') == 3
     assert "<script" not in page and "<link" not in page and 'src="http' not in page  # nothing to fetch
     assert '<h2 id="ungraded">' in page and f"<td>{BROKEN}</td>" in page
+
+
+def test_late_submission_shows_in_status_column(graded, tmp_path):
+    """Runs last: it sets a due date and makes bob's submission two hours late."""
+    import datetime
+    due = datetime.datetime(2026, 1, 1, 12, 0)
+    with Gradebook(graded.db_url) as gb:
+        gb.update_or_create_assignment("broadcasting", duedate=due)
+        gb.find_submission("broadcasting", "bob").timestamp = due + datetime.timedelta(hours=2)
+        gb.find_submission("broadcasting", "ada").timestamp = due - datetime.timedelta(hours=1)
+        gb.db.commit()
+    dest = tmp_path / "grades.csv"
+    assert vecgrade("export", "broadcasting", "-c", graded.root, "--to", dest).exit_code == 0
+    people = {r["student_id"]: r for r in _read(dest)}
+    assert people["bob"]["broadcasting status"] == "graded, late 2.0 h"
+    assert people["ada"]["broadcasting status"] == "graded"
+    assert people["bob"]["broadcasting total"] == "8"  # late is reported, not a penalty of ours

@@ -36,6 +36,10 @@ def jupyter_lab(root: Path, timeout: float = 90):
     """``jupyter lab`` serving ``root`` (also its working directory, so nbgrader finds the course config)."""
     port, token = _free_port(), secrets.token_hex(16)
     log = open(root.parent / f"jupyter-{port}.log", "w")
+    labconfig = root.parent / ".jupyter-config" / "labconfig"
+    labconfig.mkdir(parents=True, exist_ok=True)  # no "news?" pop-up over the screenshots
+    (labconfig / "page_config.json").write_text(json.dumps(
+        {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(root.parent / ".jupyter-config"),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     server = subprocess.Popen(
