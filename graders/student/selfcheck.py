@@ -101,18 +101,22 @@ class Examples:
                 return False, f"{example.call}: {problem}"
         return True, f"all {len(self.examples)} visible examples match (the grader also checks hidden inputs)"
 
-    def findings(self) -> list[Finding]:
+    def findings(self, fn=None) -> list[Finding]:
         """The grader's static findings over every cell the kernel ran."""
-        submission = Submission(self.program())
+        submission = Submission(self.program(fn))
         return submission.iteration_findings(self.name, self.forbidden, self.loop_hint) + submission.reach_findings()
 
-    def program(self) -> list[tuple[str, str]]:
-        runs = history.kernel_history()
-        if runs is None:  # plain Python: only the function itself can be read
-            fn = _function(self.name)
-            source = textwrap.dedent(inspect.getsource(fn)) if fn else ""
-            return [("preamble", self.preamble), (f"your `{self.name}` cell", source)]
-        return history.program_cells(runs, self.preamble, answers=list(_REGISTRY) + [self.name])
+    def program(self, fn=None) -> list[tuple[str, str]]:
+        """The kernel's cells (IPython's history); the function's own source when no cell defined it."""
+        runs = history.kernel_history() or []
+        cells = history.program_cells(runs, self.preamble, answers=list(_REGISTRY) + [self.name])
+        if not any(label == f"your `{self.name}` cell" for label, _ in cells):
+            fn = fn or _function(self.name)
+            try:
+                cells.append((f"your `{self.name}` cell", textwrap.dedent(inspect.getsource(fn))))
+            except (OSError, TypeError):
+                pass  # nothing to read: the iteration check finds nothing, the work count still runs
+        return cells
 
     def vectorized(self) -> tuple[bool, str]:
         if not self.correct()[0]:
@@ -178,6 +182,7 @@ def examples_of(name: str, **facts) -> Examples:
 
 def grade_part(name: str, part: str) -> None:
     """What a grade cell runs: raise with the grader's message when ``part`` of ``name`` would fail."""
+    __tracebackhide__ = True  # IPython shows the student's cell and the message, not the kit's frames
     examples = _REGISTRY.get(name)
     if examples is None:
         raise RuntimeError(f"run the examples cell of `{name}` first")
@@ -213,5 +218,5 @@ def expect(call: str, thunk, expected, rtol: float = 1e-5, atol: float = 1e-6) -
 def check_loops(fn, forbidden=(), loop_hint: str = LOOP_HINT, preamble: str = "import torch") -> None:
     """Print the grader's static findings for ``fn`` over all the code the kernel ran."""
     checks = Examples(fn.__name__, forbidden=tuple(forbidden), loop_hint=loop_hint, preamble=preamble)
-    findings = checks.findings()
+    findings = checks.findings(fn)
     print(f"[x] {summarize(findings)}" if findings else f"[ok] no Python-level iteration in {fn.__name__}")
