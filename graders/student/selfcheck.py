@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
 import sys
 import textwrap
 from dataclasses import dataclass, field
@@ -86,6 +87,7 @@ class Examples:
     speedup: float = 10.0
     preamble: str = "import torch"
     examples: list[Example] = field(default_factory=list)
+    _measured: dict = field(default_factory=dict)  # (what, function) -> result: the report and grade cells share it
 
     def expect(self, call: str, expected, rtol: float = 1e-5, atol: float = 1e-6) -> None:
         """Record a visible example (``call`` over the caller's current variables) and print whether it matches."""
@@ -144,7 +146,9 @@ class Examples:
         fn = _function(self.name)
         if inputs is None or fn is None:
             return None
-        return inputs["sizes"], [work.count_work(fn, args) for args in inputs["args"]]
+        if ("count", fn) not in self._measured:
+            self._measured["count", fn] = inputs["sizes"], [work.count_work(fn, args) for args in inputs["args"]]
+        return self._measured["count", fn]
 
     def fast(self) -> tuple[bool, str]:
         """Only the grader decides "fast"; here a failing answer is gated and the rest is an estimate."""
@@ -155,12 +159,16 @@ class Examples:
         if inputs is None or fn is None or loop is None:
             return True, "speed not estimated (run the loop version's cell; keep the inputs file next to the notebook)"
         size, args = inputs["sizes"][-1], inputs["args"][-1]
-        ratio = work.best_time(loop, args) / work.best_time(fn, args)
+        if ("speed", fn, loop) not in self._measured:
+            self._measured["speed", fn, loop] = work.best_time(loop, args) / work.best_time(fn, args)
+        ratio = self._measured["speed", fn, loop]
         return True, (f"estimate: about {ratio:.1f}x faster than the loop version at size {size} on this machine; "
                       f"the grader times a larger input and requires {self.speedup:g}x")
 
     def report(self) -> None:
         """Print the vectorized check and the speed estimate (after the examples' own lines)."""
+        if _autograding():
+            return
         for part in ("vectorized", "fast"):
             passed, message = getattr(self, part)()
             if message == GATED:
@@ -183,6 +191,9 @@ def examples_of(name: str, **facts) -> Examples:
 def grade_part(name: str, part: str) -> None:
     """What a grade cell runs: raise with the grader's message when ``part`` of ``name`` would fail."""
     __tracebackhide__ = True  # IPython shows the student's cell and the message, not the kit's frames
+    if _autograding():
+        print(f"{part}: decided by the autograder")
+        return
     examples = _REGISTRY.get(name)
     if examples is None:
         raise RuntimeError(f"run the examples cell of `{name}` first")
@@ -190,6 +201,11 @@ def grade_part(name: str, part: str) -> None:
     if not passed:
         raise ERRORS[part](message)
     print(f"{part}: passes the self-check. {message}. The autograder decides this part on hidden inputs.")
+
+
+def _autograding() -> bool:
+    """Under ``nbgrader autograde`` the grader overwrites these cells' outputs: skip the work."""
+    return os.environ.get("NBGRADER_EXECUTION") == "autograde"
 
 
 def _function(name: str):
