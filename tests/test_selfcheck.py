@@ -1,15 +1,20 @@
 """The self-check in a kernel: the grader's static rules over every cell run, work at two sizes, grade cells that raise.
 
 The built broadcasting notebook runs cell by cell in an in-process IPython shell
-(``selfcheck_shell``), with test answers in the answer cells; each check is shown
+(``run_cells``), with test answers in the answer cells; each check is shown
 failing on a bad answer and passing on a good one.
 """
+import contextlib
+import io
+
 import pytest
+from IPython.core.interactiveshell import InteractiveShell
 
 from conftest import ROOT
+from graders.course.build import build_notebook
+from graders.model.notebook import answer_id
 from graders.student import work
 from graders.student.selfcheck import check_loops, expect
-from selfcheck_shell import run_cells
 
 GOOD = "def batch_outer(a):\n    return a[:, :, None] * a[:, None, :]\n"
 LOOP = ("def batch_outer(a):\n    B, F = a.shape\n    out = torch.empty(B, F, F, dtype=a.dtype)\n"
@@ -18,6 +23,36 @@ HELPER_IN_SAME_CELL = ("def rows(a):\n    # a helper the grader reaches from bat
                        "    return torch.stack(list(map(lambda r: r[:, None] * r[None, :], a)))\n\n"
                        "def batch_outer(a):\n    return rows(a)\n")
 STUB = "def batch_outer(a):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"
+
+
+def run_cells(assignment, answers: dict[str, str], extra: dict[str, str] | None = None) -> dict[str, tuple]:
+    """Run every code cell of the built notebook in order, with ``answers`` (exercise -> source) in the
+    answer cells and each ``extra`` (after grade_id -> source) inserted after that cell.
+
+    Returns {grade_id: (error, printed)} where error is "Name: message" or None.
+    """
+    shell = InteractiveShell.instance()
+    shell.reset(new_session=True)
+    shell.history_manager.enabled = False  # no sqlite history file for tests
+    results = {}
+    for cell in build_notebook(assignment).cells:
+        if cell.cell_type != "code":
+            continue
+        grade_id = cell.metadata["nbgrader"]["grade_id"]
+        name = next((ex for ex in answers if answer_id(ex) == grade_id), None)
+        sources = [answers[name] if name else cell.source]
+        if extra and grade_id in extra:
+            sources.append(extra[grade_id])
+        for i, source in enumerate(sources):
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                result = shell.run_cell(source, store_history=True, silent=False)
+            exc = result.error_in_exec or result.error_before_exec
+            error = f"{type(exc).__name__}: {exc}" if exc else None
+            results[grade_id if i == 0 else f"{grade_id}+"] = (error, printed.getvalue())
+    return results
+
+
 HINT = "build the [B, F, F] result with broadcasting instead"
 
 

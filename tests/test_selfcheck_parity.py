@@ -133,7 +133,7 @@ def test_a_failed_vectorized_part_gives_the_graders_finding_and_line(course, val
     course_dir, _ = course
     autograded = nbformat.read(course_dir.root / "autograded" / student / "broadcasting" / "broadcasting.ipynb",
                                as_version=4)
-    graders_message = next(o.evalue for c in autograded.cells for o in c.outputs
+    graders_message = next(o.evalue for c in autograded.cells if c.cell_type == "code" for o in c.outputs
                            if c.metadata.get("nbgrader", {}).get("grade_id") == "batch_outer_vectorized")
     mine = next(f["raw_error"] for f in validated[student]["failed"]
                 if "grade_part('batch_outer', 'vectorized')" in f["source"])
