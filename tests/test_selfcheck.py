@@ -122,6 +122,17 @@ def test_an_in_place_answer_does_not_change_the_next_check(broadcasting):
     assert results["batch_outer_examples"][1].count("[ok] batch_outer(a)") == 2
 
 
+def test_an_answer_that_fails_only_at_the_counting_sizes_fails_vectorized(broadcasting):
+    """The visible examples are 2 x 2 and 2 x 3; the work is counted at 4 x 4 and 8 x 8."""
+    picky = ("def batch_outer(a):\n    if a.shape[0] > 2:\n        raise ValueError('too big')\n"
+             "    return a[:, :, None] * a[:, None, :]\n")
+    results = run_cells(broadcasting, {"batch_outer": picky})
+    assert outcome(results, "correct") is None
+    assert outcome(results, "vectorized") == ("NotVectorized: raised ValueError: too big while its work was "
+                                              "being counted")
+    assert outcome(results, "fast") == "TooSlow: raised ValueError: too big on a benchmark input"
+
+
 def test_work_that_grows_with_the_input_is_counted():
     import torch
 

@@ -126,7 +126,10 @@ class Examples:
         findings = self.findings()
         if findings:
             return False, summarize(findings)
-        counted = self.count()
+        try:
+            counted = self.count()
+        except Exception as exc:  # noqa: BLE001 - the student's function may raise anything
+            return False, f"raised {type(exc).__name__}: {exc} while its work was being counted"
         if counted is None:
             return True, "no Python-level iteration found in the code (work not counted: inputs file missing)"
         (small, large), (c1, c2) = counted
@@ -160,7 +163,10 @@ class Examples:
             return True, "speed not estimated (run the loop version's cell; keep the inputs file next to the notebook)"
         size, args = inputs["sizes"][-1], inputs["args"][-1]
         if ("speed", fn, loop) not in self._measured:
-            self._measured["speed", fn, loop] = work.best_time(loop, args) / work.best_time(fn, args)
+            try:
+                self._measured["speed", fn, loop] = work.best_time(loop, args) / work.best_time(fn, args)
+            except Exception as exc:  # noqa: BLE001 - the student's function may raise anything
+                return False, f"raised {type(exc).__name__}: {exc} on a benchmark input"
         ratio = self._measured["speed", fn, loop]
         return True, (f"estimate: about {ratio:.1f}x faster than the loop version at size {size} on this machine; "
                       f"the grader times a larger input and requires {self.speedup:g}x")
