@@ -6,7 +6,7 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[instructor,test,dev]'
 	touch $@
 
 .PHONY: install demo test validate build

@@ -87,13 +87,13 @@ def _writable(path: Path) -> Path:
 @app.command()
 def build(course: Path = COURSE, check: bool = typer.Option(False, help="Only check that source/ is up to date.")):
     """Write source/<assignment>/<assignment>.ipynb from assignments/."""
-    from graders.course.build import notebook_path, render, write_source
+    from graders.course.build import is_stale, notebook_path, write_source
     c = _course(course)
     stale = []
     for assignment in c.assignments.values():
         path = notebook_path(c.root, assignment)
         if check:
-            if not path.exists() or path.read_text() != render(assignment):
+            if is_stale(c.root, assignment):
                 stale.append(path)
         else:
             console.print(f"wrote {write_source(c.root, assignment).relative_to(c.root)}")

@@ -1,14 +1,17 @@
 """The built notebooks: equal to what is committed, shaped as nbgrader expects, and free of hidden data."""
+import ast
+import inspect
+import re
 import subprocess
+import textwrap
 import sys
 
 import nbformat
 import pytest
 
 from conftest import ROOT
-from graders.course.build import build_notebook, notebook_path, render
+from graders.course.build import build_notebook, inputs_path, is_stale, notebook_path, render, render_inputs
 from graders.model.exercise import PARTS, load_course
-from graders.student.selfcheck import check_loops, expect
 
 COURSE = load_course(ROOT / "assignments")
 
@@ -18,6 +21,23 @@ def test_committed_source_equals_a_fresh_build(name):
     path = notebook_path(ROOT, COURSE[name])
     assert path.exists(), f"{path} missing: run `vecgrade build`"
     assert path.read_text() == render(COURSE[name]), f"{path} is stale: run `vecgrade build`"
+    inputs = inputs_path(ROOT, COURSE[name])
+    assert inputs.exists() and inputs.read_bytes() == render_inputs(COURSE[name]), f"{inputs} is stale"
+    assert not is_stale(ROOT, COURSE[name])
+
+
+def test_a_changed_inputs_file_is_stale(tmp_path, broadcasting):
+    from graders.course.build import write_source
+    write_source(tmp_path, broadcasting)
+    assert not is_stale(tmp_path, broadcasting)
+    inputs_path(tmp_path, broadcasting).write_bytes(b"")
+    assert is_stale(tmp_path, broadcasting)
+
+
+def def_line(source: str) -> str:
+    """The first `def` line as Python reads it (name, parameters, defaults), whatever the spacing."""
+    node = next(n for n in ast.parse(textwrap.dedent(source)).body if isinstance(n, ast.FunctionDef))
+    return f"def {node.name}({ast.unparse(node.args)}):"
 
 
 @pytest.mark.parametrize("name", list(COURSE))
@@ -28,7 +48,8 @@ def test_each_exercise_has_one_answer_cell_and_three_grade_cells(name):
     for ex in assignment.exercises:
         cell, m = meta[f"{ex.name}_answer"]
         assert m["solution"] and not m["grade"]
-        assert cell.source.startswith(ex.signature + "\n")
+        # the student's def line is the reference's own, parameters and defaults included
+        assert def_line(cell.source) == def_line(inspect.getsource(ex.reference)), cell.source.splitlines()[0]
         assert "### BEGIN SOLUTION" in cell.source and "### END SOLUTION" in cell.source
         assert meta[f"{ex.name}_loop"][1]["locked"]
         for part in PARTS:
@@ -37,23 +58,42 @@ def test_each_exercise_has_one_answer_cell_and_three_grade_cells(name):
             assert ex.name in cell.source and part in cell.source
 
 
+def reference_statements(ex) -> list[str]:
+    """Every statement of the reference's body, whitespace removed, that the loop version does not show."""
+    shown = "".join(ex.loop_source().split())
+    source = ex.reference_source()
+    body = ast.parse(source).body[0].body
+    statements = ["".join(ast.get_source_segment(source, node).split()) for stmt in body for node in ast.walk(stmt)
+                  if isinstance(node, ast.stmt)]
+    return [s for s in statements if s not in shown and not re.fullmatch(r"return\w+", s)]
+
+
+def leaked(ex, text: str) -> list[str]:
+    squeezed = "".join(text.split())
+    return [s for s in reference_statements(ex) if s in squeezed]
+
+
+@pytest.mark.parametrize("ex", [ex for a in COURSE.values() for ex in a.exercises], ids=lambda ex: ex.name)
+def test_every_reference_has_a_statement_to_search_for_and_the_search_finds_it(ex):
+    assert reference_statements(ex), f"{ex.name}: nothing of its reference would be searched for"
+    assert leaked(ex, "# scratch\n" + ex.reference_body())
+
+
 @pytest.mark.parametrize("name", list(COURSE))
-def test_grade_cells_hold_no_code_and_the_reference_stays_inside_the_solution_markers(name):
+def test_grade_cells_run_only_the_self_check_and_the_reference_stays_inside_the_solution_markers(name):
     assignment = COURSE[name]
     nb = build_notebook(assignment)
     for cell in nb.cells:
         if cell.metadata.get("nbgrader", {}).get("grade") and not cell.metadata["nbgrader"]["solution"]:
-            assert all(line.startswith("#") for line in cell.source.splitlines()), cell.source
+            code = [line for line in cell.source.splitlines() if not line.startswith("#")]
+            assert len(code) == 1 and re.fullmatch(r"grade_part\('\w+', '(correct|vectorized|fast)'\)", code[0]), code
     text = "\n".join(c.source for c in nb.cells if not c.metadata.get("nbgrader", {}).get("solution"))
     for ex in assignment.exercises:
-        shown = ex.loop_source()  # setup lines the loop version shares with the reference are public anyway
-        body = [line.strip() for line in ex.reference_body().splitlines()
-                if len(line.strip()) > 25 and line.strip() not in shown]
-        assert not any(line in text for line in body), f"reference code of {ex.name} leaks outside the solution"
+        assert not leaked(ex, text), f"reference code of {ex.name} leaks outside the solution"
 
 
 def test_released_notebook_has_stubs_and_runs_its_examples(tmp_path, broadcasting):
-    """Execute the student's release notebook: examples report 'not implemented', nothing crashes."""
+    """Execute the student's release notebook: examples report 'not implemented', every grade cell fails."""
     from graders.course.demo import make_course
     from graders.course.build import write_source
     course = make_course(tmp_path / "course")
@@ -64,25 +104,17 @@ def test_released_notebook_has_stubs_and_runs_its_examples(tmp_path, broadcastin
     nb = nbformat.read(release, as_version=4)
     answers = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("_answer")]
     assert all("raise NotImplementedError()" in c.source and "BEGIN SOLUTION" not in c.source for c in answers)
+    assert (release.parent / "broadcasting.inputs.pt").exists()  # released with the notebook
     from nbclient import NotebookClient
-    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(release.parent)}}).execute()
     printed = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
-    assert "not implemented yet" in printed
-
-
-def test_self_check_messages_match_the_grader(capsys):
-    import torch
-    expect("f(a)", lambda: torch.zeros(3, 4), torch.zeros(4, 3))
-    assert "[x] f(a): output shape (3, 4), expected (4, 3)" in capsys.readouterr().out
-    expect("f(a)", lambda: torch.ones(2), torch.ones(2))
-    assert "[ok] f(a)" in capsys.readouterr().out
-
-    def f(a):
-        for r in a:
-            pass
-        return a
-    check_loops(f)
-    assert "`for` loop" in capsys.readouterr().out
+    assert "not implemented yet" in printed and "[ok] no Python-level iteration" not in printed
+    errors = {c.metadata["nbgrader"]["grade_id"]: o.get("ename") for c in nb.cells for o in c.get("outputs", [])
+              if o.get("output_type") == "error"}
+    grade_ids = [ex.grade_id(p) for ex in broadcasting.exercises for p in PARTS]
+    assert errors == {g: {"correct": "Incorrect", "vectorized": "NotVectorized", "fast": "TooSlow"}[g.rsplit("_", 1)[1]]
+                      for g in grade_ids}
 
 
 def test_cli_build_check_passes_on_the_committed_course():

@@ -1,13 +1,17 @@
-"""Write ``source/<assignment>/<assignment>.ipynb`` from an exercise definition module.
+"""Write ``source/<assignment>/<assignment>.ipynb`` (and its self-check inputs) from an exercise definition module.
 
 The output is deterministic (fixed cell ids, sorted keys), so the committed
 source notebooks can be compared with a fresh build. Hidden cases are never
 written: the notebook holds the lesson, the loop versions, the reference
 between nbgrader's solution markers, the visible examples and three grade
-cells per exercise whose source only names the exercise and the part.
+cells per exercise that run the student's self-check for their part (the
+grader overwrites their outputs). Next to the notebook, ``<assignment>.inputs.pt``
+holds random arguments at two sizes, drawn from a fixed public seed, for the
+self-check's op count and speed estimate; nbgrader releases it with the notebook.
 """
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import nbformat
@@ -17,7 +21,14 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from graders.model.exercise import PARTS, Assignment, Exercise
 from graders.model.notebook import SETUP_ID, answer_id, examples_id, loop_id
 
-SETUP = "from graders.student.selfcheck import expect, check_loops"
+INSTALL = 'pip install vecgrade'
+INSTALL_LINE = f"> To run this notebook on your own machine: `{INSTALL}` (then restart the kernel)."
+SETUP = f"""\
+try:
+    from graders.student.selfcheck import examples_of, grade_part
+except ModuleNotFoundError:
+    raise ModuleNotFoundError("this notebook's self-check needs the student package: {INSTALL}") from None"""
+INPUTS_SEED = 20240601  # public: the self-check's inputs are not hidden cases
 
 PART_TEXT = {
     "correct": "hidden inputs of several sizes and dtypes, edge cases and non-contiguous inputs; "
@@ -66,9 +77,15 @@ def tensor_literal(t: torch.Tensor) -> str:
     return f"torch.tensor({body}, dtype={t.dtype})"
 
 
-def _example_cell(ex: Exercise, preamble: str) -> str:
+def _example_cell(ex: Exercise, assignment: Assignment) -> str:
+    preamble = assignment.preamble
+    facts = {"assignment": assignment.name, "loop_hint": ex.loop_hint, "forbidden": tuple(ex.forbidden),
+             "forbidden_ops": tuple(ex.forbidden_ops), "speedup": ex.speedup}
+    if preamble != "import torch":
+        facts["preamble"] = preamble
     lines = [f"# Visible examples for `{ex.name}`: run this cell after your answer cell.",
-             "# The grader checks many more inputs (hidden), of several sizes and layouts."]
+             "# The grader checks many more inputs (hidden), of several sizes and layouts.",
+             f"examples = examples_of({ex.name!r},\n" + ",\n".join(f"    {k}={v!r}" for k, v in facts.items()) + ")"]
     rtol, atol = max(ex.rtol, 1e-5), max(ex.atol, 1e-5)
     for example in ex.examples:
         namespace: dict = {}
@@ -79,11 +96,26 @@ def _example_cell(ex: Exercise, preamble: str) -> str:
         if example.note:
             lines.append(f"# {example.note}")
         lines.append(example.setup)
-        lines.append(f"expect({example.call!r}, lambda: {example.call},\n       {tensor_literal(expected)},\n"
-                     f"       rtol={rtol:g}, atol={atol:g})")
-    extra = f", preamble={preamble!r}" if preamble != "import torch" else ""
-    lines.append(f"check_loops({ex.name}, forbidden={tuple(ex.forbidden)!r}{extra})")
+        lines.append(f"examples.expect({example.call!r},\n                {tensor_literal(expected)},\n"
+                     f"                rtol={rtol:g}, atol={atol:g})")
+    lines.append("examples.report()  # the grader's loop check over all your cells, work at two sizes, a speed estimate")
     return "\n".join(lines)
+
+
+def self_check_sizes(ex: Exercise) -> tuple[int, int]:
+    """Two small sizes: enough for work that grows to show, small enough to ship and to run a loop at."""
+    small = ex.count_sizes[0]
+    return small, 2 * small
+
+
+def render_inputs(assignment: Assignment) -> bytes:
+    """The self-check's arguments, by exercise, at ``self_check_sizes`` (bytes of ``torch.save``, deterministic)."""
+    gen = torch.Generator().manual_seed(INPUTS_SEED)
+    data = {ex.name: {"sizes": self_check_sizes(ex), "args": [tuple(ex.sized(gen, n)) for n in self_check_sizes(ex)]}
+            for ex in assignment.exercises}
+    buffer = io.BytesIO()
+    torch.save(data, buffer)
+    return buffer.getvalue()
 
 
 def _exercise_text(number: int, ex: Exercise) -> str:
@@ -107,13 +139,14 @@ def _answer_source(ex: Exercise) -> str:
 
 
 def _grade_source(ex: Exercise, part: str) -> str:
-    return (f"# Part \"{part}\" of `{ex.name}`, {ex.points.of(part):g} point(s).\n"
-            "# The autograder decides this part in a separate process, on hidden inputs;\n"
-            "# running this cell does nothing. Use the examples cell above to check your work.")
+    return (f"# Part \"{part}\" of `{ex.name}`, {ex.points.of(part):g} point(s). The autograder decides it in a\n"
+            "# separate process, on hidden inputs, and ignores what this cell prints. Running it (or Validate)\n"
+            "# runs the self-check for this part on the visible examples: an error here means it would fail.\n"
+            f"grade_part({ex.name!r}, {part!r})")
 
 
 def build_notebook(assignment: Assignment) -> nbformat.NotebookNode:
-    cells = [_markdown(assignment.lesson, "lesson"),
+    cells = [_markdown(INSTALL_LINE + "\n\n" + assignment.lesson, "lesson"),
              _code(assignment.preamble + "\n" + SETUP, SETUP_ID, locked=True)]
     for number, ex in enumerate(assignment.exercises, 1):
         cells.append(_markdown(_exercise_text(number, ex), f"{ex.name}_task"))
@@ -121,7 +154,7 @@ def build_notebook(assignment: Assignment) -> nbformat.NotebookNode:
                                f"{ex.name}_loop_intro"))
         cells.append(_code(ex.loop_source(), loop_id(ex.name), locked=True))
         cells.append(_code(_answer_source(ex), answer_id(ex.name), solution=True))
-        cells.append(_code(_example_cell(ex, assignment.preamble), examples_id(ex.name), locked=True))
+        cells.append(_code(_example_cell(ex, assignment), examples_id(ex.name), locked=True))
         for part in PARTS:
             cells.append(_code(_grade_source(ex, part), ex.grade_id(part), grade=True, locked=True,
                                points=ex.points.of(part)))
@@ -139,8 +172,21 @@ def render(assignment: Assignment) -> str:
     return nbformat.writes(build_notebook(assignment)) + "\n"
 
 
+def inputs_path(course_root: Path, assignment: Assignment) -> Path:
+    """Named as ``graders.student.work.inputs_path`` expects, next to the notebook."""
+    return notebook_path(course_root, assignment).with_name(f"{assignment.name}.inputs.pt")
+
+
+def is_stale(course_root: Path, assignment: Assignment) -> bool:
+    """Whether the committed notebook or its self-check inputs differ from a fresh build."""
+    nb, inputs = notebook_path(course_root, assignment), inputs_path(course_root, assignment)
+    return (not nb.exists() or nb.read_text() != render(assignment)
+            or not inputs.exists() or inputs.read_bytes() != render_inputs(assignment))
+
+
 def write_source(course_root: Path, assignment: Assignment) -> Path:
     path = notebook_path(course_root, assignment)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render(assignment))
+    inputs_path(course_root, assignment).write_bytes(render_inputs(assignment))
     return path

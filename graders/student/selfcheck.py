@@ -1,50 +1,244 @@
-"""What a student runs in JupyterLab: the visible examples, with the grader's own messages.
+"""What a student runs in JupyterLab: the grader's checks on the visible examples, with the grader's messages.
 
-The released notebook imports ``expect`` and ``check_loops`` from here. They
-use the same comparison and the same AST rules as the autograder, on the
-visible examples only; the hidden cases and the reference never reach the
-student's machine.
+The released notebook's examples cell calls ``examples_of`` and ``Examples.expect``
+(printing ``[ok]``/``[x]`` per example) and ``Examples.report`` (static analysis of
+all the code the kernel ran, work counted at two sizes, a speed estimate). Each grade
+cell calls ``grade_part``, which runs the same check for its part and raises with the
+grader's message when the part would fail, so JupyterLab's Validate and
+``nbgrader validate`` fail on a stub or a loop. The autograder ignores what this
+prints or raises: it decides every part in its own process, on hidden inputs.
+Nothing here knows a reference solution or a hidden case.
 """
 from __future__ import annotations
 
+import ast
 import inspect
+import os
+import sys
 import textwrap
+from dataclasses import dataclass, field
+
+import torch
 
 from graders.checks.compare import mismatch
-from graders.checks.static import LOOP_HINT, Submission, summarize
+from graders.checks.static import LOOP_HINT, Finding, Submission, summarize
+from graders.student import history, work
+
+GATED = "not graded until the answer is correct"
+
+
+class Incorrect(Exception):
+    """The part "correct" would fail (same name as the grader's error output)."""
+
+
+class NotVectorized(Exception):
+    """The part "vectorized" would fail."""
+
+
+class TooSlow(Exception):
+    """The part "fast" would fail."""
+
+
+ERRORS = {"correct": Incorrect, "vectorized": NotVectorized, "fast": TooSlow}
+
+
+@dataclass
+class Example:
+    """A visible example: ``call`` evaluated over the values its names had when the examples cell ran."""
+
+    call: str
+    bindings: dict
+    expected: object
+    rtol: float
+    atol: float
+
+    def problem(self, function: str | None = None) -> str | None:
+        """The grader's message for this example, or None when it matches.
+
+        The exercise's own name is looked up afresh (the student's latest definition);
+        tensors are copied, so an in-place answer cannot change the next run's input.
+        """
+        namespace = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in self.bindings.items()}
+        if function:
+            namespace[function] = _function(function)
+        try:
+            out = eval(self.call, namespace)
+        except NotImplementedError:
+            return "not implemented yet"
+        except Exception as exc:  # noqa: BLE001 - the student's function may raise anything
+            return f"raised {type(exc).__name__}: {exc}"
+        return mismatch(out, self.expected, self.rtol, self.atol)
+
+
+def _bindings(call: str, namespace: dict) -> dict:
+    names = {n.id for n in ast.walk(ast.parse(call, mode="eval")) if isinstance(n, ast.Name)}
+    return {k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in namespace.items() if k in names}
+
+
+@dataclass
+class Examples:
+    """One exercise's visible examples and the facts its checks need (all public)."""
+
+    name: str
+    assignment: str = ""
+    loop_hint: str = LOOP_HINT
+    forbidden: tuple = ()
+    forbidden_ops: tuple = ()
+    speedup: float = 10.0
+    preamble: str = "import torch"
+    examples: list[Example] = field(default_factory=list)
+    _measured: dict = field(default_factory=dict)  # (what, function) -> result: the report and grade cells share it
+
+    def expect(self, call: str, expected, rtol: float = 1e-5, atol: float = 1e-6) -> None:
+        """Record a visible example (``call`` over the caller's current variables) and print whether it matches."""
+        example = Example(call, _bindings(call, sys._getframe(1).f_globals), expected, rtol, atol)
+        self.examples.append(example)
+        _print_example(call, example.problem(self.name))
+
+    # -- the three parts, as (passed, message) -----------------------------------------------
+    def correct(self) -> tuple[bool, str]:
+        for example in self.examples:
+            problem = example.problem(self.name)
+            if problem:
+                return False, f"{example.call}: {problem}"
+        return True, f"all {len(self.examples)} visible examples match (the grader also checks hidden inputs)"
+
+    def findings(self, fn=None) -> list[Finding]:
+        """The grader's static findings over every cell the kernel ran."""
+        submission = Submission(self.program(fn))
+        return submission.iteration_findings(self.name, self.forbidden, self.loop_hint) + submission.reach_findings()
+
+    def program(self, fn=None) -> list[tuple[str, str]]:
+        """The kernel's cells (IPython's history); the function's own source when no cell defined it."""
+        runs = history.kernel_history() or []
+        cells = history.program_cells(runs, self.preamble, answers=list(_REGISTRY) + [self.name])
+        if not any(label == f"your `{self.name}` cell" for label, _ in cells):
+            fn = fn or _function(self.name)
+            try:
+                cells.append((f"your `{self.name}` cell", textwrap.dedent(inspect.getsource(fn))))
+            except (OSError, TypeError):
+                pass  # nothing to read: the iteration check finds nothing, the work count still runs
+        return cells
+
+    def vectorized(self) -> tuple[bool, str]:
+        if not self.correct()[0]:
+            return False, GATED
+        findings = self.findings()
+        if findings:
+            return False, summarize(findings)
+        try:
+            counted = self.count()
+        except Exception as exc:  # noqa: BLE001 - the student's function may raise anything
+            return False, f"raised {type(exc).__name__}: {exc} while its work was being counted"
+        if counted is None:
+            return True, "no Python-level iteration found in the code (work not counted: inputs file missing)"
+        (small, large), (c1, c2) = counted
+        used = work.forbidden_ops_used(self.forbidden_ops, c2["ops"])
+        if used:
+            return False, f"dispatched `aten.{used[0]}`, which is forbidden in this exercise"
+        (ops1, lines1), (ops2, lines2) = [(sum(c["ops"].values()), c["lines"]) for c in (c1, c2)]
+        if work.grows(ops1, ops2) or work.grows(lines1, lines2):
+            top = max(c2["ops"], key=lambda k: c2["ops"][k] - c1["ops"].get(k, 0), default="")
+            return False, (f"the work grows with the input: {ops1} ATen ops and {lines1} Python lines at size "
+                           f"{small}, {ops2} and {lines2} at size {large} (most added: `{top}`), so Python-level "
+                           f"iteration is still running")
+        return True, f"no Python-level iteration; {ops1} ATen ops at size {small}, {ops2} at size {large}"
+
+    def count(self):
+        inputs = (work.load_inputs(self.assignment) or {}).get(self.name)
+        fn = _function(self.name)
+        if inputs is None or fn is None:
+            return None
+        if ("count", fn) not in self._measured:
+            self._measured["count", fn] = inputs["sizes"], [work.count_work(fn, args) for args in inputs["args"]]
+        return self._measured["count", fn]
+
+    def fast(self) -> tuple[bool, str]:
+        """Only the grader decides "fast"; here a failing answer is gated and the rest is an estimate."""
+        if not self.correct()[0]:
+            return False, GATED
+        inputs = (work.load_inputs(self.assignment) or {}).get(self.name)
+        fn, loop = _function(self.name), _function(f"{self.name}_loop")
+        if inputs is None or fn is None or loop is None:
+            return True, "speed not estimated (run the loop version's cell; keep the inputs file next to the notebook)"
+        size, args = inputs["sizes"][-1], inputs["args"][-1]
+        if ("speed", fn, loop) not in self._measured:
+            try:
+                self._measured["speed", fn, loop] = work.best_time(loop, args) / work.best_time(fn, args)
+            except Exception as exc:  # noqa: BLE001 - the student's function may raise anything
+                return False, f"raised {type(exc).__name__}: {exc} on a benchmark input"
+        ratio = self._measured["speed", fn, loop]
+        return True, (f"estimate: about {ratio:.1f}x faster than the loop version at size {size} on this machine; "
+                      f"the grader times a larger input and requires {self.speedup:g}x")
+
+    def report(self) -> None:
+        """Print the vectorized check and the speed estimate (after the examples' own lines)."""
+        if _autograding():
+            return
+        for part in ("vectorized", "fast"):
+            passed, message = getattr(self, part)()
+            if message == GATED:
+                print(f"[ ] {part}: {message}")
+            elif part == "fast":
+                print(f"[~] {message}")
+            else:
+                print(f"[ok] {message}" if passed else f"[x] {message}")
+
+
+_REGISTRY: dict[str, Examples] = {}
+
+
+def examples_of(name: str, **facts) -> Examples:
+    """Start (or restart) the visible examples of exercise ``name``; the grade cells check against them."""
+    _REGISTRY[name] = Examples(name, **facts)
+    return _REGISTRY[name]
+
+
+def grade_part(name: str, part: str) -> None:
+    """What a grade cell runs: raise with the grader's message when ``part`` of ``name`` would fail."""
+    __tracebackhide__ = True  # IPython shows the student's cell and the message, not the kit's frames
+    if _autograding():
+        print(f"{part}: decided by the autograder")
+        return
+    examples = _REGISTRY.get(name)
+    if examples is None:
+        raise RuntimeError(f"run the examples cell of `{name}` first")
+    passed, message = getattr(examples, part)()
+    if not passed:
+        raise ERRORS[part](message)
+    print(f"{part}: passes the self-check. {message}. The autograder decides this part on hidden inputs.")
+
+
+def _autograding() -> bool:
+    """Under ``nbgrader autograde`` the grader overwrites these cells' outputs: skip the work."""
+    return os.environ.get("NBGRADER_EXECUTION") == "autograde"
+
+
+def _function(name: str):
+    """The student's current definition of ``name`` in the kernel's namespace."""
+    from IPython import get_ipython
+    shell = get_ipython()
+    namespace = shell.user_ns if shell is not None else vars(sys.modules["__main__"])
+    fn = namespace.get(name)
+    return fn if callable(fn) else None
+
+
+def _print_example(call: str, problem: str | None) -> None:
+    if problem == "not implemented yet":
+        print(f"[ ] {call}: not implemented yet")
+    elif problem and problem.startswith("raised "):
+        print(f"[x] {call} {problem}")
+    else:
+        print(f"[x] {call}: {problem}" if problem else f"[ok] {call}")
 
 
 def expect(call: str, thunk, expected, rtol: float = 1e-5, atol: float = 1e-6) -> None:
     """Run ``thunk()`` and print whether it matches ``expected``; never raises."""
-    _expect(call, thunk, expected, rtol, atol)
+    _print_example(call, Example("thunk()", {"thunk": thunk}, expected, rtol, atol).problem())
 
 
-def _expect(call, thunk, expected, rtol, atol) -> bool:
-    try:
-        out = thunk()
-    except NotImplementedError:
-        print(f"[ ] {call}: not implemented yet")
-        return False
-    except Exception as exc:  # noqa: BLE001 - the student's function may raise anything
-        print(f"[x] {call} raised {type(exc).__name__}: {exc}")
-        return False
-    problem = mismatch(out, expected, rtol, atol)
-    print(f"[x] {call}: {problem}" if problem else f"[ok] {call}")
-    return problem is None
-
-
-def check_loops(fn, forbidden=(), loop_hint: str = LOOP_HINT, preamble: str = "") -> None:
-    """Print the AST findings the grader would report for ``fn`` itself (helpers in other cells are not seen here)."""
-    _check_loops(fn, forbidden, loop_hint, preamble)
-
-
-def _check_loops(fn, forbidden, loop_hint, preamble) -> bool:
-    try:
-        source = textwrap.dedent(inspect.getsource(fn))
-    except (OSError, TypeError):
-        print(f"[?] could not read the source of {getattr(fn, '__name__', fn)}")
-        return False
-    cells = [("preamble", preamble), ("your cell", source)]  # the preamble's imports name library calls
-    findings = Submission(cells).iteration_findings(fn.__name__, forbidden, loop_hint)
+def check_loops(fn, forbidden=(), loop_hint: str = LOOP_HINT, preamble: str = "import torch") -> None:
+    """Print the grader's static findings for ``fn`` over all the code the kernel ran."""
+    checks = Examples(fn.__name__, forbidden=tuple(forbidden), loop_hint=loop_hint, preamble=preamble)
+    findings = checks.findings(fn)
     print(f"[x] {summarize(findings)}" if findings else f"[ok] no Python-level iteration in {fn.__name__}")
-    return not findings

@@ -1,0 +1,177 @@
+"""The self-check in a kernel: the grader's static rules over every cell run, work at two sizes, grade cells that raise.
+
+The built broadcasting notebook runs cell by cell in an in-process IPython shell
+(``run_cells``), with test answers in the answer cells; each check is shown
+failing on a bad answer and passing on a good one.
+"""
+import contextlib
+import io
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from conftest import ROOT
+from graders.course.build import build_notebook
+from graders.model.notebook import answer_id
+from graders.student import work
+from graders.student.selfcheck import check_loops, expect
+
+GOOD = "def batch_outer(a):\n    return a[:, :, None] * a[:, None, :]\n"
+LOOP = ("def batch_outer(a):\n    B, F = a.shape\n    out = torch.empty(B, F, F, dtype=a.dtype)\n"
+        "    for b in range(B):\n        out[b] = a[b, :, None] * a[b, None, :]\n    return out\n")
+HELPER_IN_SAME_CELL = ("def rows(a):\n    # a helper the grader reaches from batch_outer\n\n\n"
+                       "    return torch.stack(list(map(lambda r: r[:, None] * r[None, :], a)))\n\n"
+                       "def batch_outer(a):\n    return rows(a)\n")
+STUB = "def batch_outer(a):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"
+
+
+def run_cells(assignment, answers: dict[str, str], extra: dict[str, str] | None = None) -> dict[str, tuple]:
+    """Run every code cell of the built notebook in order, with ``answers`` (exercise -> source) in the
+    answer cells and each ``extra`` (after grade_id -> source) inserted after that cell.
+
+    Returns {grade_id: (error, printed)} where error is "Name: message" or None.
+    """
+    shell = InteractiveShell.instance()
+    shell.reset(new_session=True)
+    shell.history_manager.enabled = False  # no sqlite history file for tests
+    results = {}
+    for cell in build_notebook(assignment).cells:
+        if cell.cell_type != "code":
+            continue
+        grade_id = cell.metadata["nbgrader"]["grade_id"]
+        name = next((ex for ex in answers if answer_id(ex) == grade_id), None)
+        sources = [answers[name] if name else cell.source]
+        if extra and grade_id in extra:
+            sources.append(extra[grade_id])
+        for i, source in enumerate(sources):
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                result = shell.run_cell(source, store_history=True, silent=False)
+            exc = result.error_in_exec or result.error_before_exec
+            error = f"{type(exc).__name__}: {exc}" if exc else None
+            results[grade_id if i == 0 else f"{grade_id}+"] = (error, printed.getvalue())
+    return results
+
+
+HINT = "build the [B, F, F] result with broadcasting instead"
+
+
+@pytest.fixture(autouse=True)
+def next_to_the_notebook(monkeypatch):
+    monkeypatch.chdir(ROOT / "source" / "broadcasting")  # where the release puts broadcasting.inputs.pt
+
+
+def outcome(results, part):
+    return results[f"batch_outer_{part}"][0]
+
+
+def test_a_correct_vectorized_answer_passes_every_grade_cell(broadcasting):
+    results = run_cells(broadcasting, {"batch_outer": GOOD})
+    assert [outcome(results, p) for p in ("correct", "vectorized", "fast")] == [None, None, None]
+    printed = results["batch_outer_examples"][1]
+    assert "[ok] batch_outer(a)" in printed and "[ok] no Python-level iteration; 4 ATen ops at size 4" in printed
+    assert "[~] estimate: about" in printed and "faster than the loop version at size 8" in printed
+
+
+def test_the_stub_fails_correct_and_is_never_called_vectorized(broadcasting):
+    results = run_cells(broadcasting, {"batch_outer": STUB})
+    printed = results["batch_outer_examples"][1]
+    assert "[ ] batch_outer(a): not implemented yet" in printed
+    assert "[ok] no Python-level iteration" not in printed and "[ ] vectorized: not graded" in printed
+    assert outcome(results, "correct") == "Incorrect: batch_outer(a): not implemented yet"
+    assert outcome(results, "vectorized") == "NotVectorized: not graded until the answer is correct"
+    assert outcome(results, "fast") == "TooSlow: not graded until the answer is correct"
+
+
+def test_a_loop_answer_fails_vectorized_with_the_exercise_hint_and_the_cell_line(broadcasting):
+    results = run_cells(broadcasting, {"batch_outer": LOOP})
+    assert outcome(results, "correct") is None
+    assert outcome(results, "vectorized") == f"NotVectorized: your `batch_outer` cell, line 4: `for` loop; {HINT}"
+
+
+def test_a_helper_in_the_same_cell_is_seen_with_lines_counted_from_the_cell(broadcasting):
+    results = run_cells(broadcasting, {"batch_outer": HELPER_IN_SAME_CELL})
+    assert outcome(results, "correct") is None
+    assert "your `batch_outer` cell, line 5: `map`" in outcome(results, "vectorized")
+    assert "[ok] no Python-level iteration" not in results["batch_outer_examples"][1]
+
+
+def test_a_helper_in_another_cell_is_seen(broadcasting):
+    helper = "def rows(a):\n    return torch.stack([r[:, None] * r[None, :] for r in a])\n"
+    answer = "def batch_outer(a):\n    return rows(a)\n"
+    results = run_cells(broadcasting, {"batch_outer": answer}, extra={"batch_outer_loop": helper})
+    assert "cell In [" in outcome(results, "vectorized") and "line 2: list comprehension" in outcome(results, "vectorized")
+
+
+def test_a_loop_replaced_by_a_later_run_no_longer_counts(broadcasting):
+    results = run_cells(broadcasting, {"batch_outer": LOOP}, extra={"batch_outer_answer": GOOD})
+    assert outcome(results, "vectorized") is None
+
+
+def test_a_wrong_answer_fails_correct_with_the_grader_message(broadcasting):
+    wrong = "def batch_outer(a):\n    return a[:, None, :] * a[:, None, :]\n"
+    results = run_cells(broadcasting, {"batch_outer": wrong})
+    assert outcome(results, "correct").startswith("Incorrect: batch_outer(a): output shape (2, 1, 2), expected (2, 2, 2)")
+
+
+def test_an_in_place_answer_does_not_change_the_next_check(broadcasting):
+    """The examples' inputs are copied for each run, so an answer that writes into `a` is judged on the real `a`."""
+    sneaky = "def batch_outer(a):\n    out = a[:, :, None] * a[:, None, :]\n    a.zero_()\n    return out\n"
+    results = run_cells(broadcasting, {"batch_outer": sneaky})
+    assert outcome(results, "correct") is None
+    assert results["batch_outer_examples"][1].count("[ok] batch_outer(a)") == 2
+
+
+def test_an_answer_that_fails_only_at_the_counting_sizes_fails_vectorized(broadcasting):
+    """The visible examples are 2 x 2 and 2 x 3; the work is counted at 4 x 4 and 8 x 8."""
+    picky = ("def batch_outer(a):\n    if a.shape[0] > 2:\n        raise ValueError('too big')\n"
+             "    return a[:, :, None] * a[:, None, :]\n")
+    results = run_cells(broadcasting, {"batch_outer": picky})
+    assert outcome(results, "correct") is None
+    assert outcome(results, "vectorized") == ("NotVectorized: raised ValueError: too big while its work was "
+                                              "being counted")
+    assert outcome(results, "fast") == "TooSlow: raised ValueError: too big on a benchmark input"
+
+
+def test_work_that_grows_with_the_input_is_counted():
+    import torch
+
+    def loop(a):
+        return torch.stack([r * 2 for r in a])
+
+    def whole(a):
+        return a * 2
+
+    small, large = torch.ones(4, 3), torch.ones(8, 3)
+    grow = [sum(work.count_work(loop, (x,))["ops"].values()) for x in (small, large)]
+    flat = [sum(work.count_work(whole, (x,))["ops"].values()) for x in (small, large)]
+    assert work.grows(*grow) and not work.grows(*flat)
+
+
+def test_the_self_checks_rules_are_the_graders():
+    from graders.checks.parts import _grows, _op_patterns
+    pairs = [(a, b) for a in range(0, 40, 3) for b in range(0, 60, 5)]
+    assert [work.grows(a, b) for a, b in pairs] == [_grows(a, b) for a, b in pairs]
+    ops = {"mul": 1, "_softmax": 1, "max_pool2d_with_indices": 1}
+    for patterns in [("_softmax",), ("max_pool*",), ("one_hot",)]:
+        assert work.forbidden_ops_used(patterns, ops) == sorted(_op_patterns(patterns, ops))
+
+
+def test_expect_and_check_loops_print_the_graders_messages(capsys):
+    import torch
+    expect("f(a)", lambda: torch.zeros(3, 4), torch.zeros(4, 3))
+    assert "[x] f(a): output shape (3, 4), expected (4, 3)" in capsys.readouterr().out
+    expect("f(a)", lambda: torch.ones(2), torch.ones(2))
+    assert "[ok] f(a)" in capsys.readouterr().out
+
+    def f(a):
+        for r in a:
+            pass
+        return a
+    check_loops(f)
+    assert "`for` loop" in capsys.readouterr().out
+
+    def g(a):
+        return a * 2
+    check_loops(g)
+    assert "[ok] no Python-level iteration in g" in capsys.readouterr().out
