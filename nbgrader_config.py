@@ -18,6 +18,7 @@ from graders.pipeline.execute import ResilientExecute
 from graders.pipeline.verdicts import TrustedVerdicts
 from graders.pipeline.outputs import LimitOutputBytes
 from graders.pipeline.restore import RestoreGradeCells
+from graders.pipeline.sanitize import SanitizeMarkdown
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
 here = os.path.dirname(os.path.abspath(__file__))
@@ -73,4 +74,5 @@ c.Sandbox.file_mb = 16
 c.Sandbox.course_root = here  # student code gets private copies, never a folder of the course
 
 # feedback and the formgrader's view: no <script> or event handler from a student's cells survives
-c.HTMLExporter.sanitize_html = True
+c.HTMLExporter.sanitize_html = True  # outputs
+c.HTMLExporter.preprocessors = [SanitizeMarkdown]  # markdown: nbgrader's templates skip clean_html there

@@ -70,7 +70,11 @@ class ResilientExecute(Execute):
             return cell, resources
         self._cell_timeout = max(1, min(self.timeout or math.inf, math.floor(left)))
         self._timed_out = False
-        cell, resources = super().preprocess_cell(cell, resources, index)
+        try:
+            cell, resources = super().preprocess_cell(cell, resources, index)
+        except CellTimeoutError:  # after the interrupt, the kernel's output did not settle in time
+            if not self._timed_out:
+                raise
         if self._timed_out:
             line = TIMED_OUT.format(seconds=self._cell_timeout)
             cell.outputs = [o for o in cell.outputs if o.get("output_type") != "error"]
