@@ -30,6 +30,10 @@ class UnsafeSubmissionError(NbGraderException):
     """A submission holds something other than regular files and folders."""
 
 
+class GradingRefusedError(NbGraderException):
+    """Confinement was asked for and is unavailable: no student code runs (named so that the log says why)."""
+
+
 def unsafe_entries(folder: str) -> list[str]:
     """Every entry under ``folder`` that is not a regular file or a real folder (checked with lstat)."""
     bad = []
@@ -66,7 +70,7 @@ class SafeAutograde(Autograde):
             Sandbox(parent=self).check()
         except Exception as exc:  # noqa: BLE001 - SandboxUnavailableError: one line, no points, batch goes on
             self.log.error("vecgrade: SandboxUnavailableError: %s", exc)
-            raise NbGraderException(f"SandboxUnavailableError: {exc}") from None
+            raise GradingRefusedError(f"SandboxUnavailableError: {exc}") from None
         folder = self._format_source(assignment_id, student_id)
         bad = unsafe_entries(folder)
         if bad:
