@@ -47,7 +47,8 @@ def graded(tmp_path_factory, broadcasting):
     with course.api() as api:
         assert api.generate_assignment("broadcasting")["success"]
     release = nbformat.read(course.root / "release" / "broadcasting" / "broadcasting.ipynb", as_version=4)
-    people = [_honest("a_flood", [FLOOD] * 3), _honest("b_control", [QUIET]), _honest("b_link"), _honest("c_slow", [SLOW] * 5),
+    people = [_honest("a_flood", [FLOOD] * 3), _honest("b_control", [QUIET]), _honest("b_link"),
+              _honest("c_slow", [SLOW] * 5),
               _honest("d_xss", [XSS]), _honest("e_next")]
     for person in people:
         folder = course.root / "submitted" / person.student / "broadcasting"
