@@ -2,17 +2,23 @@
 
 Plain nbgrader, with one step added to autograding: ``TrustedVerdicts``
 replaces the output of every vecgrade grade cell by a verdict decided outside
-the student's kernel (see graders/pipeline/verdicts.py).
+the student's kernel (see graders/pipeline/verdicts.py). Submissions are
+checked before nbgrader copies them (graders/pipeline/intake.py), the kernel
+runs confined with a time budget and byte-capped outputs, and feedback HTML
+is sanitized.
 """
 import os
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds,
-                                    IgnorePattern, LimitOutput, OverwriteKernelspec, SaveAutoGrades)
+                                    IgnorePattern, OverwriteKernelspec, SaveAutoGrades)
 
+from graders.pipeline import intake
 from graders.pipeline.execute import ResilientExecute
 from graders.pipeline.verdicts import TrustedVerdicts
+from graders.pipeline.outputs import LimitOutputBytes
 from graders.pipeline.restore import RestoreGradeCells
+from graders.pipeline.sanitize import SanitizeMarkdown
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
 here = os.path.dirname(os.path.abspath(__file__))
@@ -21,6 +27,10 @@ c.CourseDirectory.root = here
 c.CourseDirectory.course_id = "vecgrade"
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(here, "gradebook.db")
 c.Exchange.root = os.path.join(here, "exchange")
+
+# refuse symlinks and special files in submitted/ (lstat) before nbgrader copies anything, and refuse
+# to grade at all when the sandbox is unavailable (unless Sandbox.enabled = False is set on purpose)
+intake.install()
 
 # the student's code: a stub that raises, so an untouched answer fails "correct"
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
@@ -35,16 +45,21 @@ c.Autograde.sanitize_preprocessors = [
     CheckCellMetadata,
 ]
 
-# the student's kernel: bounded time per cell; a hung cell is interrupted, not fatal
+# the student's kernel: bounded time per cell and per notebook; a hung cell is interrupted, not fatal
 c.Execute.timeout = 20
 c.Execute.interrupt_on_timeout = True
+c.ResilientExecute.notebook_budget = 180.0
+# outputs capped by bytes, while the kernel runs and again after the verdicts
+c.ResilientExecute.max_output_bytes = c.LimitOutputBytes.max_output_bytes = 64 * 1024
+c.ResilientExecute.max_notebook_bytes = c.LimitOutputBytes.max_notebook_bytes = 1024 * 1024
 
 c.Autograde.autograde_preprocessors = [
     ResilientExecute,  # nbgrader's Execute, but a dead kernel does not drop the notebook
     IgnorePattern,
     ClearMetadataPreprocessor,
-    LimitOutput,
+    LimitOutputBytes,  # nbgrader's LimitOutput counts lines; this counts bytes
     TrustedVerdicts,  # after the kernel ran, before the scores are saved
+    LimitOutputBytes,
     SaveAutoGrades,
     AssignLatePenalties,
     CheckCellMetadata,
@@ -56,3 +71,8 @@ c.TrustedVerdicts.load_timeout = 60.0
 c.Sandbox.memory_mb = 6144
 c.Sandbox.cpu_s = 300
 c.Sandbox.file_mb = 16
+c.Sandbox.course_root = here  # student code gets private copies, never a folder of the course
+
+# feedback and the formgrader's view: no <script> or event handler from a student's cells survives
+c.HTMLExporter.sanitize_html = True  # outputs
+c.HTMLExporter.preprocessors = [SanitizeMarkdown]  # markdown: nbgrader's templates skip clean_html there

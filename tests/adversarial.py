@@ -228,3 +228,27 @@ CASES = [
     Case("segfault", "crashes the interpreter", "import ctypes\ndef batch_outer(a):\n    return ctypes.string_at(0)\n",
          NOTHING),
 ]
+
+# -- the sandbox: an allowlisted root, no inherited environment, its own namespaces (issue 7 E) --------
+_KIT = "import graders, os\nkit = os.path.dirname(os.path.dirname(graders.__file__))\n"
+CASES += [
+    Case("read_demo_answers", "reads the kit's demo roster (working answers) beside the graders package", REF,
+         HONEST_BUT_FLAGGED, extra=[_KIT + "try:\n    print(open(os.path.join(kit, 'graders', 'course', 'roster.py')).read(40))\n"
+                                    "except Exception as exc:\n    print('blocked:', type(exc).__name__)\n"],
+         shows="blocked: FileNotFoundError"),
+    Case("list_neighbour_checkouts", "lists the folders next to the kit (other checkouts, other courses)", REF,
+         HONEST_BUT_FLAGGED, extra=[_KIT + "print('neighbours:', sorted(set(os.listdir(os.path.dirname(kit))) - "
+                                    "{os.path.basename(kit)}))\n"],
+         shows="neighbours: []"),
+    Case("inherited_environment", "looks for the grader's environment variables (secrets)", REF, HONEST_BUT_FLAGGED,
+         extra=["import os\nprint('inherited:', sorted(k for k in os.environ if k.startswith("
+                "('PYTEST', 'VIRTUAL_ENV', 'SSH_', 'AWS_', 'GITHUB_', 'CI'))))\n"],
+         shows="inherited: []"),
+    Case("kill_init", "signals PID 1 of its namespace (signal 0: the permission check of a kill, not the kill)",
+         REF, HONEST_BUT_FLAGGED,
+         extra=["import os\ntry:\n    os.kill(1, 0)\n    print('may signal the init')\n"
+                "except Exception as exc:\n    print('blocked:', type(exc).__name__)\n"],
+         shows="blocked: PermissionError"),
+    Case("host_name", "reads the grading machine's name", REF, HONEST_BUT_FLAGGED,
+         extra=["import socket\nprint('host:', socket.gethostname())\n"], shows="host: sandbox"),
+]

@@ -1,23 +1,28 @@
-"""The jail, run directly: what confined code can and cannot reach."""
+"""The jail, run directly: what confined code can and cannot reach, and that it fails closed."""
+import ast
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
-from graders.sandbox.policy import KIT_ROOT, Sandbox
+from graders.sandbox import policy
+from graders.sandbox.policy import KIT_ROOT, Sandbox, SandboxUnavailableError
 
 PROBE = r'''
 import os, socket
-report = {"uid": os.getuid(), "pid": os.getpid(), "cwd": os.getcwd()}
-for name, path in (("course", COURSE), ("kit", KIT)):
+report = {"uid": os.getuid(), "pid": os.getpid(), "cwd": os.getcwd(), "host": socket.gethostname()}
+for name, path in (("course", COURSE), ("kit", KIT), ("neighbour", NEIGHBOUR)):
     report[name] = sorted(os.listdir(path)) if os.path.isdir(path) else None
 try:
     socket.create_connection(("127.0.0.1", 22), timeout=2)
     report["net"] = "open"
 except OSError as exc:
     report["net"] = type(exc).__name__
-for name, path in (("scratch", os.path.join(SCRATCH, "w")), ("outside", os.path.join(COURSE, "w"))):
+for name, path in (("scratch", os.path.join(SCRATCH, "w")), ("outside", os.path.join(COURSE, "w")),
+                   ("root", "/w")):
     try:
         open(path, "w").write("x")
         report[name] = "written"
@@ -25,6 +30,13 @@ for name, path in (("scratch", os.path.join(SCRATCH, "w")), ("outside", os.path.
         report[name] = type(exc).__name__
 print(report)
 '''
+
+
+def run_probe(box, code, scratch, timeout=60):
+    out = subprocess.run(box.wrap([sys.executable, "-c", code], scratch=str(scratch)),
+                         capture_output=True, text=True, timeout=timeout)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return ast.literal_eval(out.stdout.strip().splitlines()[-1])  # our own probe's dict
 
 
 @pytest.fixture
@@ -36,28 +48,110 @@ def sandbox():
     return box
 
 
-def test_confined_code_sees_only_its_scratch(sandbox, tmp_path):
-    course, scratch = tmp_path / "course", tmp_path / "scratch"
-    course.mkdir()
-    scratch.mkdir()
+def test_confined_code_sees_only_the_allowlist(sandbox, tmp_path):
+    course, scratch, neighbour = tmp_path / "course", tmp_path / "scratch", tmp_path / "other-checkout"
+    for folder in (course, scratch, neighbour):
+        folder.mkdir()
     (course / "gradebook.db").write_text("secret")
+    (neighbour / "answers.py").write_text("secret")
     sandbox.course_root = str(course)
-    kit = str(KIT_ROOT)
-    code = PROBE.replace("COURSE", repr(str(course))).replace("KIT", repr(kit)).replace("SCRATCH", repr(str(scratch)))
-    out = subprocess.run(sandbox.wrap([sys.executable, "-c", code], scratch=str(scratch)),
-                         capture_output=True, text=True, timeout=60)
-    report = eval(out.stdout.strip().splitlines()[-1])  # our own probe's dict
-    assert report["course"] in (None, []) and "gradebook.db" not in str(report)  # hidden: absent or empty
-    assert report["net"] != "open"
-    assert "assignments" not in (report["kit"] or [])
-    assert report["scratch"] == "written" and report["outside"] != "written"
-    assert report["pid"] == 1 and report["cwd"] == str(scratch)
+    code = (PROBE.replace("COURSE", repr(str(course))).replace("KIT", repr(str(KIT_ROOT)))
+            .replace("NEIGHBOUR", repr(str(neighbour))).replace("SCRATCH", repr(str(scratch))))
+    report = run_probe(sandbox, code, scratch)
+    assert report["course"] is None and report["neighbour"] is None  # never listed: not there at all
+    venv = [os.path.basename(sys.prefix)] if os.path.dirname(sys.prefix) == str(KIT_ROOT) else []
+    assert report["kit"] == sorted(["graders", *venv])  # of the checkout, only the package and the venv
+    assert report["net"] != "open" and report["host"] == "sandbox"
+    assert report["scratch"] == "written" and report["outside"] != "written" and report["root"] != "written"
+    assert report["pid"] != 1 and report["cwd"] == str(scratch)  # a small init is PID 1, not the student
     if os.geteuid() == 0:
         assert report["uid"] == 65534
+    # control: the same probe, unconfined on purpose, does see the course and the neighbour
+    report = run_probe(Sandbox(enabled=False), code, scratch)
+    assert report["course"] == ["gradebook.db"] and report["neighbour"] == ["answers.py"]
+
+
+def test_the_demo_answers_are_not_reachable(sandbox, tmp_path):
+    roster = os.path.join(os.path.dirname(policy.graders.__file__), "course", "roster.py")
+    code = f"import os\nprint({{'roster': os.path.exists({roster!r}), 'wire': os.path.exists({policy.graders.__file__!r})}})"
+    report = run_probe(sandbox, code, tmp_path)
+    assert report == {"roster": False, "wire": True}
+
+
+IPC_WRITE = r'''
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+shmid = libc.shmget(0x7EC6, 4096, 0o1666)  # IPC_CREAT | 0666
+open("/run/lock/vecgrade-leak", "w").write("x")
+open("/dev/shm/vecgrade-leak", "w").write("x")
+seen = libc.shmget(0x7EC6, 0, 0)
+print({"created": shmid >= 0, "seen_here": seen >= 0, "lock": os.path.exists("/run/lock/vecgrade-leak")})
+'''
+IPC_READ = r'''
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+print({"shm": libc.shmget(0x7EC6, 0, 0) >= 0, "lock": os.path.exists("/run/lock/vecgrade-leak"),
+       "devshm": os.path.exists("/dev/shm/vecgrade-leak")})
+'''
+
+
+def test_ipc_and_run_lock_are_not_shared_between_students(sandbox, tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = run_probe(sandbox, IPC_WRITE, tmp_path / "a")
+    assert first == {"created": True, "seen_here": True, "lock": True}  # control: the probe works
+    second = run_probe(sandbox, IPC_READ, tmp_path / "b")
+    assert second == {"shm": False, "lock": False, "devshm": False}
+    assert not os.path.exists("/run/lock/vecgrade-leak") and not os.path.exists("/dev/shm/vecgrade-leak")
+
+
+def test_the_graders_secrets_stay_outside(sandbox, tmp_path, monkeypatch):
+    monkeypatch.setenv("VECGRADE_TEST_SECRET", "hunter2")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    code = "import os\nprint({'secret': os.environ.get('VECGRADE_TEST_SECRET'), 'omp': os.environ.get('OMP_NUM_THREADS'), 'home': os.environ['HOME']})"
+    assert run_probe(sandbox, code, tmp_path) == {"secret": None, "omp": "1", "home": str(tmp_path)}
+    # control: unconfined on purpose, the same probe sees it
+    assert run_probe(Sandbox(enabled=False), code, tmp_path)["secret"] == "hunter2"
+
+
+def test_the_grader_can_kill_a_student_that_ignores_signals(sandbox, tmp_path):
+    code = ("import signal, time\nfor s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):\n"
+            "    signal.signal(s, signal.SIG_IGN)\nprint('ready', flush=True)\ntime.sleep(600)\n")
+    proc = subprocess.Popen(sandbox.wrap([sys.executable, "-c", code], scratch=str(tmp_path)),
+                            stdout=subprocess.PIPE, text=True, start_new_session=True)
+    assert proc.stdout.readline().strip() == "ready"
+    os.killpg(proc.pid, signal.SIGTERM)  # forwarded by the init; ignored by the student
+    time.sleep(0.5)
+    assert proc.poll() is None  # control: the student really ignores SIGTERM
+    os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.wait(timeout=20) != 0
+
+
+def test_a_missing_unshare_refuses_instead_of_running_unconfined(monkeypatch, tmp_path):
+    policy._namespaces_work.cache_clear()
+    monkeypatch.setenv("PATH", str(tmp_path))  # no unshare there
+    try:
+        box = Sandbox()
+        confined, status = box.status()
+        assert not confined and status.startswith("sandbox unavailable:") and "unshare" in status
+        with pytest.raises(SandboxUnavailableError, match="Sandbox.enabled = False"):
+            box.wrap(["true"], scratch=str(tmp_path))
+        # only an explicit choice runs student code unconfined
+        assert Sandbox(enabled=False).wrap(["true"], scratch=str(tmp_path)) == ["true"]
+    finally:
+        policy._namespaces_work.cache_clear()
 
 
 def test_status_explains_when_the_sandbox_is_off():
     box = Sandbox(enabled=False)
     confined, status = box.status()
     assert not confined and status.startswith("sandbox off:")
+    assert box.check() is False
     assert box.wrap(["true"], scratch="/tmp") == ["true"]
+
+
+def test_no_folder_of_the_course_is_handed_to_student_code(sandbox, tmp_path):
+    sandbox.course_root = str(tmp_path)
+    with pytest.raises(ValueError, match="private copy"):
+        sandbox.wrap(["true"], scratch="/tmp/x", cwd=str(tmp_path / "autograded" / "bob"))
+    assert sandbox.wrap(["true"], scratch="/tmp/x")[-1] == "true"  # control: a scratch outside it is fine

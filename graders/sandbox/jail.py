@@ -1,83 +1,177 @@
-"""Run one command confined: its own mount, network and PID namespaces, an unprivileged user, rlimits.
+"""Run one command confined: its own mount, network, PID, IPC and UTS namespaces, a fresh root, rlimits.
 
-    python -m graders.sandbox.jail [--expose PATH] [--expose-rw PATH] [--hide PATH] [--cwd DIR]
-                           [--memory-mb N] [--cpu-s N] [--file-mb N] [--nproc N] -- COMMAND...
+    python -m graders.sandbox.jail [--expose PATH] [--expose-rw PATH] [--hide PATH] [--cwd DIR] [--home DIR]
+                           [--env NAME=VALUE] [--memory-mb N] [--cpu-s N] [--file-mb N] [--nproc N] -- COMMAND...
 
-The command sees the machine's system files, but every ``--hide`` folder
-(the course, the kit, /tmp, home folders) is replaced by an empty tmpfs, with
-only the ``--expose`` paths (read-only: the Python install, the ``graders``
-package, a connection file) and ``--expose-rw`` paths (its scratch folder)
-put back. It has no network interface at all, sees only its own processes,
-and runs as ``nobody`` when the grader is root. Without root it uses a user
-namespace (same protections, but it stays the grader's user inside it).
+The command's file system is built from an ALLOWLIST, not by hiding paths:
+a fresh tmpfs root that holds only the system's programs and libraries
+(``/usr`` and its top-level links), a few files of ``/etc``, a minimal
+``/dev``, its own ``/proc``, empty private ``/tmp``, ``/dev/shm`` and ``/run``,
+and the ``--expose`` paths (read-only: the Python install, the ``graders``
+package, ...) and ``--expose-rw`` paths (its own scratch folder). Nothing
+else of the machine exists there, so a folder nobody thought of listing
+(another checkout, the course, a home folder) cannot be read. ``--hide``
+paths are emptied even inside an exposed folder.
 
-The first stage re-executes itself under ``unshare``; the second stage (PID 1
-of the new namespace, still privileged there) makes the mounts, sets the
-limits, drops privileges and ``exec``s the command.
+It has no network interface, its own SysV IPC objects (nothing one student
+leaves in shared memory is seen by the next) and host name, sees only its own
+processes, and runs as ``nobody`` when the grader is root. Without root it uses
+a user namespace (same protections, but it stays the grader's user inside it).
+Its environment is rebuilt from scratch: PATH, LANG, HOME/TMPDIR, the few
+``PASSED_ENV`` settings and the ``--env`` values, never the grader's other
+variables (which may hold secrets).
+
+The first stage re-executes itself under ``unshare``; the second stage is PID 1
+of the new namespace: it builds the root, then forks the command and stays as
+a small init that reaps orphans and exits with the command's status. The
+student's code is never PID 1, so it cannot ignore the signals the grader sends.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import resource
+import signal
+import socket
 import subprocess
 import sys
 
 NOBODY = 65534
-STAGE = "/mnt"
+ROOT = "/mnt"  # the new root's mount point, in the jail's private mount namespace
+SYSTEM = ("/usr",)  # programs and shared libraries; /bin, /lib, /lib64, /sbin are links into it here
+ETC = ("passwd", "group", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime",
+       "alternatives", "fonts", "ssl", "mime.types", "hosts")
+DEVICES = ("null", "zero", "full", "random", "urandom")
+# variables the grader sets for a student process on purpose; every other one stays outside the jail
+PASSED_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONDONTWRITEBYTECODE", "PYTHONWARNINGS",
+              "PYTHONHASHSEED", "MPLBACKEND", "NBGRADER_EXECUTION")
+NAMESPACES = ("--mount", "--net", "--pid", "--ipc", "--uts")
 
 
 def _run(*cmd: str) -> None:
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def _mkdirs(path: str, is_file: bool) -> None:
-    parent = os.path.dirname(path) if is_file else path
-    os.makedirs(parent, exist_ok=True)
-    if is_file and not os.path.exists(path):
-        open(path, "w").close()
+def _bind(source: str, target: str, writable: bool = False) -> None:
+    """Mount ``source`` at ``target`` (inside the new root), read-only unless asked otherwise."""
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if not os.path.exists(target):
+            open(target, "w").close()
+    _run("mount", "--rbind", source, target)
+    if not writable:
+        _run("mount", "-o", "remount,bind,ro,nosuid,nodev", target)
 
 
-def confine(args: argparse.Namespace) -> None:
-    """Inside the namespaces: hide, re-expose, limit, drop privileges."""
+def _tmpfs(target: str, size: str, mode: str = "1777") -> None:
+    os.makedirs(target, exist_ok=True)
+    _run("mount", "-t", "tmpfs", "-o", f"size={size},mode={mode},nosuid,nodev", "tmpfs", target)
+
+
+def build_root(args: argparse.Namespace) -> None:
+    """Make the allowlisted file system at ROOT and switch to it."""
     _run("mount", "--make-rprivate", "/")
-    exposes = [(p, False) for p in args.expose if os.path.exists(p)]
-    exposes += [(p, True) for p in args.expose_rw if os.path.exists(p)]
-    # 1. park every path to re-expose on a staging tmpfs, before its parent disappears
-    _run("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", STAGE)
-    staged = []
-    for i, (path, writable) in enumerate(exposes):
-        is_file = os.path.isfile(path)
-        stage = os.path.join(STAGE, str(i))
-        _mkdirs(stage, is_file)
-        _run("mount", "--bind", path, stage)
-        staged.append((path, stage, writable, is_file))
-    # 2. hide whole folders behind empty tmpfs
+    _tmpfs(ROOT, "16m", "755")
+    inside = lambda path: ROOT + os.path.realpath(path)  # noqa: E731 - one-line path mapping
+    for path in SYSTEM:
+        _bind(path, inside(path))
+    for name in ("bin", "lib", "lib32", "lib64", "sbin", "libx32"):  # merged-/usr links, as on the host
+        if os.path.islink("/" + name):
+            os.symlink(os.readlink("/" + name), os.path.join(ROOT, name))
+        elif os.path.isdir("/" + name):
+            _bind("/" + name, inside("/" + name))
+    for name in ETC:
+        if os.path.exists(os.path.join("/etc", name)):
+            _bind(os.path.join("/etc", name), os.path.join(ROOT, "etc", name))
+    _tmpfs(os.path.join(ROOT, "dev"), "1m", "755")
+    for name in DEVICES:
+        _bind(os.path.join("/dev", name), os.path.join(ROOT, "dev", name), writable=True)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                         ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, os.path.join(ROOT, "dev", name))
+    for path, size in (("/tmp", "64m"), ("/dev/shm", "64m"), ("/run", "1m")):
+        _tmpfs(ROOT + path, size)
+    os.makedirs(ROOT + "/run/lock", mode=0o1777, exist_ok=True)
+    os.chmod(ROOT + "/run/lock", 0o1777)
+    for path in args.expose:
+        if os.path.exists(path):
+            _bind(path, inside(path))
+    for path in args.expose_rw:
+        if os.path.exists(path):
+            _bind(path, inside(path), writable=True)
     for path in args.hide:
-        if os.path.isdir(path) and not path.startswith(STAGE):
-            _run("mount", "-t", "tmpfs", "-o", "size=64m,mode=755", "tmpfs", path)
-    # 3. put the exposed paths back where they were, read-only unless asked otherwise
-    for path, stage, writable, is_file in staged:
-        _mkdirs(path, is_file)
-        _run("mount", "--move", stage, path)
-        if not writable:
-            _run("mount", "-o", "remount,bind,ro", path)
+        if os.path.isdir(inside(path)):
+            _tmpfs(inside(path), "1m", "755")
+    os.makedirs(os.path.join(ROOT, "proc"), exist_ok=True)
+    old = os.path.join(ROOT, ".old")
+    os.makedirs(old)
+    os.chdir(ROOT)
+    _run("pivot_root", ".", ".old")
+    os.chroot(".")
+    os.chdir("/")
+    _run("mount", "-t", "proc", "-o", "nosuid,nodev,noexec", "proc", "/proc")
+    _run("umount", "-l", "/.old")
+    os.rmdir("/.old")
+    _run("mount", "-o", "remount,bind,ro", "/")  # the root's own tmpfs: nothing new can be made there
+
+
+def environment(args: argparse.Namespace) -> dict[str, str]:
+    """The command's whole environment: nothing inherited from the grader."""
+    home = args.home or "/tmp"
+    env = {"PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
+           "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": home, "TMPDIR": home,
+           "IPYTHONDIR": os.path.join(home, ".ipython"), "MPLCONFIGDIR": os.path.join(home, ".matplotlib"),
+           "JUPYTER_PLATFORM_DIRS": "1", "PYTHONNOUSERSITE": "1"}
+    env.update({name: os.environ[name] for name in PASSED_ENV if name in os.environ})
+    for item in args.env:
+        name, _, value = item.partition("=")
+        env[name] = value
+    return env
+
+
+def drop_privileges(args: argparse.Namespace) -> None:
     limits = ((resource.RLIMIT_AS, args.memory_mb * 1024 ** 2), (resource.RLIMIT_CPU, args.cpu_s),
               (resource.RLIMIT_FSIZE, args.file_mb * 1024 ** 2), (resource.RLIMIT_CORE, 0))
     for what, value in limits:
         resource.setrlimit(what, (value, value))
     if os.geteuid() == 0 and not args.userns:
         resource.setrlimit(resource.RLIMIT_NPROC, (args.nproc, args.nproc))
-        for path, _, writable, _ in staged:
-            if writable:
-                os.chown(path, NOBODY, NOBODY)
         os.setgroups([])
         os.setgid(NOBODY)
         os.setuid(NOBODY)
-    os.chdir(args.cwd or "/")
-    if args.home:
-        os.environ.update(HOME=args.home, TMPDIR=args.home, IPYTHONDIR=os.path.join(args.home, ".ipython"))
-    os.execvp(args.command[0], args.command)
+
+
+def run_as_init(args: argparse.Namespace) -> None:
+    """PID 1: start the command, pass on the grader's signals, reap everything, exit as the command did."""
+    child = os.fork()
+    if child == 0:
+        drop_privileges(args)
+        os.chdir(args.cwd or args.home or "/")
+        os.execvpe(args.command[0], args.command, environment(args))
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(sig, lambda signum, _frame: os.kill(child, signum))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt reaches the command through its process group
+    while True:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            os._exit(1)
+        except InterruptedError:
+            continue
+        if pid == child:
+            os._exit(os.waitstatus_to_exitcode(status) % 256)
+
+
+def confine(args: argparse.Namespace) -> None:
+    """Inside the namespaces, as PID 1: build the root, then run the command under a small init."""
+    for path in args.expose_rw:  # the command's own folders, owned by the user it runs as
+        if os.path.exists(path) and os.geteuid() == 0 and not args.userns:
+            os.chown(path, NOBODY, NOBODY)
+    build_root(args)
+    socket.sethostname("sandbox")  # its own UTS namespace: the host's name is not the student's business
+    run_as_init(args)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -85,6 +179,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--expose", action="append", default=[])
     p.add_argument("--expose-rw", action="append", default=[])
     p.add_argument("--hide", action="append", default=[])
+    p.add_argument("--env", action="append", default=[], help="NAME=VALUE for the command's environment")
     p.add_argument("--cwd")
     p.add_argument("--home", help="HOME and TMPDIR of the command (its scratch folder)")
     p.add_argument("--memory-mb", type=int, default=6144)
@@ -97,6 +192,14 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def unshare_command(userns: bool) -> list[str]:
+    """The ``unshare`` call that makes the jail's namespaces (also used to probe whether they work)."""
+    cmd = ["unshare", *NAMESPACES, "--fork", "--kill-child"]
+    if userns:
+        cmd[1:1] = ["--user", "--map-root-user"]
+    return cmd
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     if args.command and args.command[0] == "--":
@@ -106,10 +209,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.inside:
         confine(args)
     argv = list(sys.argv[1:] if argv is None else argv)
-    unshare = ["unshare", "--mount", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
-    if args.userns:
-        unshare[1:1] = ["--user", "--map-root-user"]
-    os.execvp(unshare[0], unshare + [sys.executable, "-m", "graders.sandbox.jail", "--inside"] + argv)
+    cmd = unshare_command(args.userns)
+    os.execvp(cmd[0], cmd + [sys.executable, "-m", "graders.sandbox.jail", "--inside"] + argv)
 
 
 if __name__ == "__main__":

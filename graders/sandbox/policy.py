@@ -2,10 +2,15 @@
 
 Both places that run a student's code -- nbgrader's kernel and vecgrade's
 worker -- start their process through ``Sandbox.wrap``, which puts it in
-``graders.sandbox.jail``: no network, its own PIDs, an unprivileged user, resource
-limits, and a file system where the course, the kit, /tmp and home folders
-are empty except for the process's own scratch folder and the read-only
-Python install. ``status()`` says what is on, and why something is off.
+``graders.sandbox.jail``: no network, its own PIDs, IPC and host name, an
+unprivileged user, resource limits, a minimal environment, and a fresh root
+that holds only the system's libraries, the read-only Python install and
+``graders`` package (without ``graders/course``, which holds the demo's
+answers), and the process's own scratch folder.
+
+It fails closed: when the machine cannot make the namespaces, ``wrap`` raises
+``SandboxUnavailableError`` and grading refuses to run, unless
+``Sandbox.enabled = False`` was set on purpose. ``status()`` says which.
 """
 from __future__ import annotations
 
@@ -14,16 +19,18 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 from traitlets import Bool, Integer, List, Unicode
 from traitlets.config import Configurable
 
 import graders
 from graders import KIT_ROOT
+from graders.sandbox.jail import unshare_command
 from graders.sandbox.session import Limits
 
+
+class SandboxUnavailableError(Exception):
+    """Confinement was asked for (the default) and this machine cannot provide it: grade nothing."""
 
 
 @functools.lru_cache(maxsize=None)
@@ -31,9 +38,7 @@ def _namespaces_work(userns: bool) -> str | None:
     """None when unshare can make the namespaces the jail needs, else the reason it cannot."""
     if not shutil.which("unshare"):
         return "the `unshare` command is missing (util-linux)"
-    cmd = ["unshare", "--mount", "--net", "--pid", "--fork", "true"]
-    if userns:
-        cmd[1:1] = ["--user", "--map-root-user"]
+    cmd = unshare_command(userns) + ["true"]
     try:
         result = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -42,16 +47,17 @@ def _namespaces_work(userns: bool) -> str | None:
 
 
 class Sandbox(Configurable):
-    """Confinement of student code (set ``Sandbox.enabled = False`` to grade unconfined)."""
+    """Confinement of student code (set ``Sandbox.enabled = False`` to grade unconfined, on purpose)."""
 
-    enabled = Bool(True, help="Confine student code when the machine allows it").tag(config=True)
+    enabled = Bool(True, help="Confine student code; when the machine cannot, refuse to grade "
+                              "(False: run student code unconfined, with rlimits only)").tag(config=True)
     # the limits apply to every process running student code, confined or not
     memory_mb = Integer(6144, help="Address-space limit of a student process").tag(config=True)
     cpu_s = Integer(300, help="CPU-time limit of a student process, in seconds").tag(config=True)
     file_mb = Integer(16, help="Largest file a student process may write").tag(config=True)
     nproc = Integer(256, help="Process limit of the unprivileged user (root only)").tag(config=True)
-    hide = List(Unicode(), help="Extra folders to hide from student code").tag(config=True)
-    course_root = Unicode("", help="The course directory (hidden from student code)").tag(config=True)
+    hide = List(Unicode(), help="Folders emptied even inside an exposed one").tag(config=True)
+    course_root = Unicode("", help="The course directory (never exposed to student code)").tag(config=True)
 
     def status(self) -> tuple[bool, str]:
         """(confined?, one line for the log)."""
@@ -60,9 +66,19 @@ class Sandbox(Configurable):
         root = os.geteuid() == 0
         problem = _namespaces_work(userns=not root)
         if problem:
-            return False, f"sandbox off: {problem}; only resource limits apply"
+            return False, (f"sandbox unavailable: {problem}; refusing to run student code "
+                           "(set Sandbox.enabled = False to grade unconfined)")
         who = "as nobody" if root else "in a user namespace, as the grader's user"
-        return True, f"sandbox on: {who}, no network, own PIDs, course and kit hidden, rlimits"
+        return True, (f"sandbox on: {who}, no network, own PIDs/IPC/UTS, allowlisted root, "
+                      "minimal environment, rlimits")
+
+    def check(self) -> bool:
+        """True when student code will run confined, False when the sandbox was turned off on purpose;
+        raises ``SandboxUnavailableError`` (one line) when confinement was asked for and cannot be had."""
+        confined, status = self.status()
+        if not confined and self.enabled:
+            raise SandboxUnavailableError(status)
+        return confined
 
     def limits(self, start_timeout: float) -> Limits:
         """The same limits as rlimits set at spawn, for when the jail is off."""
@@ -70,19 +86,30 @@ class Sandbox(Configurable):
                       file_bytes=self.file_mb * 1024 ** 2, start_timeout=start_timeout)
 
     def hidden_paths(self) -> list[str]:
-        paths = [self.course_root, str(KIT_ROOT), tempfile.gettempdir(), "/tmp", "/root", "/home",
-                 "/var/tmp", "/dev/shm", "/srv", *self.hide]
+        """Folders emptied inside the exposed ones: the kit's instructor side (the demo's answers)."""
+        paths = [os.path.join(os.path.dirname(graders.__file__), "course"), *self.hide]
         return sorted({os.path.realpath(p) for p in paths if p})
 
     def exposed_paths(self) -> list[str]:
+        """The allowlist, read-only: the Python install (base and venv) and the ``graders`` package."""
         return sorted({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, os.path.dirname(graders.__file__))})
+
+    def _refuse_course_paths(self, paths) -> None:
+        """Student code gets private copies, never a folder of the course (autograded/, the gradebook's)."""
+        if not self.course_root:
+            return
+        course = os.path.realpath(self.course_root)
+        for path in filter(None, paths):
+            real = os.path.realpath(path)
+            if real == course or real.startswith(course + os.sep):
+                raise ValueError(f"{path} is inside the course folder {course}: student code gets a private copy")
 
     def wrap(self, command: list[str], scratch: str, cwd: str | None = None,
              expose: list[str] = (), expose_rw: list[str] = ()) -> list[str]:
-        """``command`` confined, or unchanged when the sandbox is off."""
-        confined, _ = self.status()
-        if not confined:
+        """``command`` confined; unchanged only when the sandbox is off on purpose (see ``check``)."""
+        if not self.check():
             return list(command)
+        self._refuse_course_paths([scratch, cwd, *expose, *expose_rw])
         argv = [sys.executable, "-m", "graders.sandbox.jail", "--cwd", cwd or scratch, "--home", scratch,
                 "--memory-mb", str(self.memory_mb), "--cpu-s", str(self.cpu_s),
                 "--file-mb", str(self.file_mb), "--nproc", str(self.nproc)]

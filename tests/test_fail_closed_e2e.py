@@ -1,0 +1,44 @@
+"""Through nbgrader: without confinement, grading refuses to run unless the sandbox was turned off on purpose."""
+import nbformat
+import pytest
+
+from graders.course.build import write_source
+from graders.course.demo import make_course
+from graders.course.grade import grade_class
+from graders.course.roster import roster
+from graders.sandbox import policy
+
+
+@pytest.fixture
+def course_without_unshare(tmp_path, broadcasting, monkeypatch):
+    course = make_course(tmp_path / "course")
+    write_source(course.root, broadcasting)
+    with course.api() as api:
+        assert api.generate_assignment("broadcasting")["success"]
+    release = nbformat.read(course.root / "release" / "broadcasting" / "broadcasting.ipynb", as_version=4)
+    ada = roster()[0]
+    dest = course.root / "submitted" / ada.student / "broadcasting" / "broadcasting.ipynb"
+    dest.parent.mkdir(parents=True)
+    nbformat.write(ada.notebook(release, broadcasting), dest)
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    policy._namespaces_work.cache_clear()
+    monkeypatch.setenv("PATH", str(empty))  # util-linux's unshare is not on it
+    yield course, ada.student
+    policy._namespaces_work.cache_clear()
+
+
+def test_grading_refuses_when_unshare_is_missing(course_without_unshare):
+    course, student = course_without_unshare
+    [result] = grade_class(course, "broadcasting", [student])
+    assert not result.success and "SandboxUnavailableError" in result.reason and "unshare" in result.reason
+    assert student not in course.part_scores(course.assignments["broadcasting"])  # no points, no grade rows
+    assert "SandboxUnavailableError" in (course.root / "ungraded.csv").read_text()
+
+
+def test_only_an_explicit_choice_grades_unconfined(course_without_unshare):
+    course, student = course_without_unshare
+    [result] = grade_class(course, "broadcasting", [student], confined=False)  # Sandbox.enabled = False
+    assert result.success, result.reason
+    scores = course.part_scores(course.assignments["broadcasting"])[student]
+    assert sum(scores.values()) > 0
