@@ -4,7 +4,6 @@ import struct
 import time
 
 import pytest
-import torch
 
 from conftest import program
 from graders.checks.parts import Timeouts

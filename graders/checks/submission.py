@@ -148,6 +148,10 @@ class GradingRun:
                                     timeouts, run=self, deadline=deadline)
             return checks.run()
 
+    def __deepcopy__(self, memo):
+        """A run is a live resource: traitlets deep-copies config values, and every copy must be this run."""
+        return self
+
     def close(self) -> None:
         for worker in self._references.values():
             worker.close()

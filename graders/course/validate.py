@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from graders.checks.parts import Verdict
 from graders.model.exercise import Assignment, Exercise
-from graders.checks.submission import grade_submission
+from graders.checks.submission import GradingRun, grade_submission
 
 
 def reference_program(assignment: Assignment) -> list[tuple[str, str]]:
@@ -58,7 +58,9 @@ class Row:
 
 
 def validate_assignment(assignment: Assignment, seed: int = 0, only: list[str] | None = None) -> list[Row]:
-    runs = {kind: grade_submission(assignment, program(assignment), seed, only=only)
-            for kind, program in (("reference", reference_program), ("loop", loop_program), ("stub", stub_program))}
+    with GradingRun(seed) as run:  # one run: one reference worker, the loop timed once
+        runs = {kind: grade_submission(assignment, program(assignment), only=only, run=run)
+                for kind, program in (("reference", reference_program), ("loop", loop_program),
+                                      ("stub", stub_program))}
     return [Row(assignment.name, ex, runs["reference"][ex.name], runs["loop"][ex.name], runs["stub"][ex.name])
             for ex in assignment.exercises if only is None or ex.name in only]
