@@ -15,7 +15,6 @@ versions' times, measured once per run rather than once per student.
 """
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import secrets
@@ -42,39 +41,6 @@ def reference_cells(assignment: Assignment) -> list[tuple[str, str]]:
 def exercise_seed(run_seed: int, name: str) -> int:
     """Each exercise draws from its own stream, so adding an exercise changes no other's cases."""
     return (run_seed ^ zlib.crc32(name.encode())) & 0x7FFF_FFFF_FFFF
-
-
-def program_for(submission: Submission, cells, function: str) -> list[tuple[str, str]]:
-    """The cells' code that ``function`` needs: ``Submission.program_for`` where the static checks have it.
-
-    Fallback: the top-level imports and the statements binding a name that ``function`` reaches,
-    each in its own cell's file with its original line numbers (blank lines in between).
-    """
-    if hasattr(submission, "program_for"):
-        return submission.program_for(function)
-    from IPython.core.inputtransformer2 import TransformerManager
-    transform = TransformerManager().transform_cell
-    sources = dict(cells)
-    reached = {id(u.node) for u in submission.reachable(submission.symbols.get(function, []))}
-    program = []
-    for label, tree in submission.modules:
-        lines = transform(sources[label]).splitlines() if label in sources else None
-        keep = []
-        for stmt in tree.body:
-            value = getattr(stmt, "value", None)
-            if (isinstance(stmt, (ast.Import, ast.ImportFrom)) or id(stmt) in reached
-                    or (value is not None and id(value) in reached)):
-                keep.append(stmt)
-        if keep:
-            if lines is None:
-                src = "\n".join(ast.unparse(s) for s in keep)
-            else:
-                out = [""] * len(lines)
-                for s in keep:
-                    out[s.lineno - 1:s.end_lineno] = lines[s.lineno - 1:s.end_lineno]
-                src = "\n".join(out)
-            program.append((label, src + "\n"))
-    return program
 
 
 class GradingRun:
@@ -130,16 +96,15 @@ class GradingRun:
                 return {ex.name: {p: Verdict(p, False, f"the notebook's code: {exc}") for p in PARTS} for ex in exercises}
             reference = self.reference(assignment)
             for ex in exercises:
-                results[ex.name] = self._grade_exercise(ex, submission, cells, template, reference, timeouts,
-                                                        deadline)
+                results[ex.name] = self._grade_exercise(ex, submission, template, reference, timeouts, deadline)
         return results
 
-    def _grade_exercise(self, ex, submission, submission_cells, template, reference, timeouts, deadline) -> dict[str, Verdict]:
+    def _grade_exercise(self, ex, submission, template, reference, timeouts, deadline) -> dict[str, Verdict]:
         def failed(message):
             return {p: Verdict(p, False, message) for p in PARTS}
         if deadline is not None and time.monotonic() >= deadline:
             return failed("not graded: the notebook's time budget ran out")
-        with WorkerSession(program_for(submission, submission_cells, ex.name), template=template, cell_timeout=timeouts.cell) as student:
+        with WorkerSession(submission.program_for(ex.name), template=template, cell_timeout=timeouts.cell) as student:
             try:
                 student.start()
             except WorkerFailure as exc:

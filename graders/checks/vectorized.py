@@ -23,14 +23,17 @@ GROWTH = 2  # ops or lines more at a larger size: beyond that, the work grows wi
 
 
 def count_sizes(ex, gen: torch.Generator) -> list[int]:
-    """Three increasing sizes, drawn per run around ``ex.count_sizes`` (the smallest, at least 4x apart the ends)."""
+    """Three increasing sizes drawn per run: multiples of the smallest of ``ex.count_sizes`` (so a size
+    the definitions need to be even stays even), the largest at least 4x the smallest and about 2x the
+    largest of ``ex.count_sizes``."""
     lo, hi = ex.count_sizes[0], ex.count_sizes[-1]
-    def draw(a, b):
+
+    def draw(a: int, b: int) -> int:
         return int(torch.randint(a, b + 1, (1,), generator=gen))
-    small = draw(lo, lo + max(1, lo // 2))
-    large = draw(max(4 * small, 2 * hi - hi // 2), max(4 * small, 2 * hi))
+    small = draw(1, 2)
+    large = draw(max(4 * small, (2 * hi) // lo - 2), max(4 * small, (2 * hi) // lo))
     middle = draw(small + 1, large - 1)
-    return [small, middle, large]
+    return [lo * small, lo * middle, lo * large]
 
 
 def _core(name: str) -> str:
