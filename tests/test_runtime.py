@@ -124,7 +124,8 @@ LIE = ("    import sys\n"  # the body of the function itself patches the worker'
 
 
 def toy(name, source):
-    return grade_submission(TOY, [("preamble", "import torch"), ("cell", source)], only=[name], run=RUN)[name]["correct"]
+    cells = [("preamble", "import torch"), ("cell", source)]
+    return grade_submission(TOY, cells, only=[name], run=RUN)[name]["correct"]
 
 
 def test_a_new_tensor_fails_in_place_even_when_the_process_lies():

@@ -74,7 +74,8 @@ def fast(checks, reps: int = 5):
     speedup, factor = loop_t / student, student / ref
     figures = {"speedup": speedup, "ref_factor": factor, "reference_speedup": loop_t / ref, "k": k}
     if speedup < ex.speedup:
-        return Verdict("fast", False, f"speedup {speedup:.1f}x over the loop version, required {ex.speedup:g}x", figures)
+        return Verdict("fast", False, f"speedup {speedup:.1f}x over the loop version, required {ex.speedup:g}x",
+                       figures)
     if factor > ex.ref_factor:
         return Verdict("fast", False, f"{factor:.1f}x slower than the reference solution, allowed {ex.ref_factor:g}x",
                        figures)

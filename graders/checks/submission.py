@@ -93,7 +93,8 @@ class GradingRun:
             try:
                 template.start()
             except WorkerFailure as exc:
-                return {ex.name: {p: Verdict(p, False, f"the notebook's code: {exc}") for p in PARTS} for ex in exercises}
+                return {ex.name: {p: Verdict(p, False, f"the notebook's code: {exc}") for p in PARTS}
+                        for ex in exercises}
             reference = self.reference(assignment)
             for ex in exercises:
                 results[ex.name] = self._grade_exercise(ex, submission, template, reference, timeouts, deadline)
