@@ -72,7 +72,7 @@ def test_loop_answer_is_correct_but_not_vectorized_nor_fast(broadcasting):
     result = grade(broadcasting, LOOP)
     assert result["correct"].passed
     assert not result["vectorized"].passed and "`for` loop" in result["vectorized"].message
-    assert not result["fast"].passed and "speedup" in result["fast"].message
+    assert not result["fast"].passed and "speedup" in result["fast"].message, result["fast"].message
 
 
 def test_tampering_code_elsewhere_in_the_notebook_costs_nothing(broadcasting):
@@ -124,7 +124,7 @@ def test_patched_timers_in_the_worker_do_not_change_the_speed_verdict(broadcasti
     with worker:
         verdict = checks.fast()
     assert not verdict.passed
-    assert verdict.figures.get("speedup", 0) < 3 or "did not return" in verdict.message
+    assert verdict.figures.get("speedup", 0) < 3 or "took more than" in verdict.message
 
 
 def test_an_answer_that_is_wrong_only_when_timed_fails_fast(broadcasting):

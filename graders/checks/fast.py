@@ -16,7 +16,7 @@ import math
 import torch
 
 from graders.checks.compare import mismatch
-from graders.sandbox.session import WorkerFailure
+from graders.sandbox.session import Deadline, WorkerFailure
 
 TARGET = 0.02
 MAX_K = 256
@@ -59,7 +59,11 @@ def fast(checks, reps: int = 5):
             calls = _inputs(ex, gen, k)
             # far slower than the reference already fails: the limit stops a loop answer early
             limit = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one * k + 0.5))
-            t, outs = timed(checks.student, ex.name, calls, limit)
+            try:
+                t, outs = timed(checks.student, ex.name, calls, limit)
+            except Deadline:
+                return Verdict("fast", False, f"{k} calls took more than {limit:.2g} s: over {4 * ex.ref_factor:g}x "
+                               f"the reference's time, far from the speedup of {ex.speedup:g}x required")
             student_t.append(t)
             # a sample the student cannot predict: checking all k outputs would cost more than timing them
             for i in torch.randperm(k, generator=gen)[:CHECKED].tolist():

@@ -31,6 +31,10 @@ class WorkerFailure(Exception):
     """The worker hung, died or sent something unreadable; the message says which."""
 
 
+class Deadline(WorkerFailure):
+    """The worker did not reply in time (it has been killed)."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """Resource limits applied to every worker (see nbgrader_config.py)."""
@@ -190,7 +194,7 @@ class WorkerSession:
             reply = decode(data, regions)
         except TimeoutError:
             self.kill()
-            raise WorkerFailure(f"did not return within {timeout:g} s") from None
+            raise Deadline(f"did not return within {timeout:g} s") from None
         except (EOFError, OSError):
             self.kill()
             raise WorkerFailure("the Python process running it died") from None
