@@ -122,9 +122,10 @@ class Worker:
         self.bench_outs = [fn(*args, **kwargs) for args, kwargs in calls]
         return {"calls": len(calls)}
 
-    def bench_outputs(self):
+    def bench_outputs(self, which):
+        """The outputs of the last ``bench`` at the positions the grader picked (it checks a sample)."""
         outs, self.bench_outs = self.bench_outs, []
-        return {"outs": outs}
+        return {"outs": [outs[i] for i in which]}
 
     def count(self, name, args, kwargs, cap):
         """ATen ops dispatched and cell lines run by one call, on every thread; stops past ``cap``."""
