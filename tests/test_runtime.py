@@ -161,3 +161,16 @@ def test_the_notebook_budget_stops_grading():
                            notebook_timeout=0.0)
     assert all("time budget" in v.message for parts in result.values() for v in parts.values())
     assert not any(v.passed for parts in result.values() for v in parts.values())
+
+
+def test_confined_children_grade_and_a_hang_costs_one_exercise(broadcasting, tmp_path):
+    from graders.sandbox.policy import Sandbox
+    sandbox = Sandbox(course_root=str(tmp_path))
+    if not sandbox.status()[0]:
+        pytest.skip(sandbox.status()[1])
+    hang = "def batch_outer(a):\n    while True:\n        pass\n"
+    cells = program(broadcasting, batch_outer=hang, softmax_rows=broadcasting.exercise("softmax_rows").reference_source())
+    result = grade_submission(broadcasting, cells, only=["batch_outer", "softmax_rows"], sandbox=sandbox,
+                              timeouts=Timeouts(call=1.0), run=RUN)
+    assert "did not return within 1 s" in result["batch_outer"]["correct"].message
+    assert all(v.passed for v in result["softmax_rows"].values()), result["softmax_rows"]
