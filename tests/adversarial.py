@@ -227,6 +227,18 @@ CASES = [
          "def batch_outer(a):\n    a = torch.tensor(a)\n    return a[:, :, None] * a[:, None, :]\n", FULL),
     Case("segfault", "crashes the interpreter", "import ctypes\ndef batch_outer(a):\n    return ctypes.string_at(0)\n",
          NOTHING),
+    # -- per-exercise evidence (runtime): unrelated cells never run where the exercise is judged ---------
+    Case("settrace_elsewhere", "a scratch cell switches tracing off; the answer is right", REF, FULL,
+         extra=["import sys\nsys.settrace(None)\n"]),
+    Case("magics_and_scratch", "numpy, time and %timeit scratch cells; the answer is right", REF, FULL,
+         extra=["import numpy as np\nimport time\n", "%timeit batch_outer(torch.ones(4, 3))\n"]),
+    Case("loop_except_counting_sizes", "vectorized only at the sizes the counter used to use",
+         "def batch_outer(a):\n    if a.shape[0] in (4, 16):\n        return a[:, :, None] * a[:, None, :]\n"
+         + ELEMENT + "    k = 0\n    while k < B * F * F:\n        element(k)\n        k += 1\n" + DONE, CORRECT_ONLY),
+    Case("torch_threading_loop", "an element loop in a thread reached through torch.threading",
+         "def batch_outer(a):\n" + ELEMENT + "    def work():\n        k = 0\n        while k < B * F * F:\n"
+         "            element(k)\n            k += 1\n    t = torch.threading.Thread(target=work)\n"
+         "    t.start()\n    t.join()\n" + DONE, CORRECT_ONLY),
 ]
 
 # -- the sandbox: an allowlisted root, no inherited environment, its own namespaces (issue 7 E) --------

@@ -5,7 +5,11 @@ hidden input values: they go into the student's feedback.
 """
 from __future__ import annotations
 
+import re
+
 import torch
+
+from graders.sandbox.wire import Opaque
 
 
 def describe_args(args: tuple) -> str:
@@ -40,7 +44,9 @@ def mismatch(out, expected: torch.Tensor, rtol: float, atol: float, magnitude=0.
     far more. Integers and booleans must be equal.
     """
     if not isinstance(out, torch.Tensor):
-        return f"returned {out if isinstance(out, str) else type(out).__name__}, expected a tensor"
+        # the type's name only: a returned string or repr could carry the hidden inputs into feedback
+        kind = str(out) if isinstance(out, Opaque) else type(out).__name__
+        return f"returned {re.sub(r'[^A-Za-z0-9_.]', '', kind)[:40] or 'an object'}, expected a tensor"
     if out.shape != expected.shape:
         return f"output shape {_shape(out)}, expected {_shape(expected)}"
     if out.dtype != expected.dtype:

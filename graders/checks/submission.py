@@ -1,20 +1,33 @@
-"""Grade one submission of one assignment: every exercise, every part.
+"""Grade one submission of one assignment: every exercise, every part, inside one grading run.
 
 This is the trusted side. It is called by the nbgrader preprocessor during
 ``nbgrader autograde`` and by ``vecgrade validate``; it never imports the
-student's code, only talks to a worker that runs it.
+student's code. Each exercise is judged in a fresh child, forked from one
+warm template per student, that has loaded only the program the exercise's
+function reaches (``Submission.program_for``): scratch cells, magics and
+tampering in cells it does not reach never run there, and a hang or crash
+costs only that exercise.
+
+A ``GradingRun`` owns what lives as long as one grading run: the seed of the
+hidden cases, the reference workers (keyed by the content of the code they
+run, so a changed definition never meets a stale worker) and the loop
+versions' times, measured once per run rather than once per student.
 """
 from __future__ import annotations
 
-import atexit
+import hashlib
+import json
+import secrets
+import time
 import zlib
 
-from graders.checks.parts import ExerciseChecks, Timeouts, Verdict
-from graders.model.exercise import PARTS, Assignment
-from graders.sandbox.session import Limits, WorkerFailure, WorkerSession
-from graders.checks.static import Submission
+import torch
 
-_reference_workers: dict[str, WorkerSession] = {}
+from graders.checks.fast import timed
+from graders.checks.parts import ExerciseChecks, Timeouts, Verdict
+from graders.checks.static import Submission
+from graders.model.exercise import PARTS, Assignment, Exercise
+from graders.sandbox.session import Limits, Template, WorkerFailure, WorkerSession
 
 
 def reference_cells(assignment: Assignment) -> list[tuple[str, str]]:
@@ -25,50 +38,105 @@ def reference_cells(assignment: Assignment) -> list[tuple[str, str]]:
     return cells
 
 
-def reference_worker(assignment: Assignment, limits: Limits) -> WorkerSession:
-    """One warm reference worker per assignment, shared by every notebook graded in this process."""
-    worker = _reference_workers.get(assignment.name)
-    if worker is None:
-        worker = _reference_workers[assignment.name] = WorkerSession(reference_cells(assignment), limits)
-        worker.start()
-        if worker.load_errors:
-            raise RuntimeError(f"the reference program of {assignment.name} fails: {worker.load_errors}")
-    return worker
-
-
-@atexit.register
-def _close_reference_workers() -> None:
-    for worker in _reference_workers.values():
-        worker.close()
-    _reference_workers.clear()
-
-
 def exercise_seed(run_seed: int, name: str) -> int:
     """Each exercise draws from its own stream, so adding an exercise changes no other's cases."""
     return (run_seed ^ zlib.crc32(name.encode())) & 0x7FFF_FFFF_FFFF
 
 
-def grade_submission(assignment: Assignment, cells: list[tuple[str, str]], seed: int,
-                     limits: Limits = Limits(), timeouts: Timeouts = Timeouts(),
-                     only: list[str] | None = None, sandbox=None) -> dict[str, dict[str, Verdict]]:
-    """Verdicts by exercise name and part for the notebook code ``cells`` (label, source).
+class GradingRun:
+    """One grading run: its seed, its reference workers and the loop versions' times."""
 
-    ``sandbox`` (a ``graders.sandbox.policy.Sandbox``) confines the student's worker; the
-    reference worker runs the course's own code and is never confined.
-    """
-    submission = Submission(cells)
-    notebook_findings = submission.reach_findings()
-    exercises = [ex for ex in assignment.exercises if only is None or ex.name in only]
-    results: dict[str, dict[str, Verdict]] = {}
-    with WorkerSession(cells, limits, sandbox) as student:
-        try:
-            student.start()
-        except WorkerFailure as exc:
-            failed = {p: Verdict(p, False, f"the notebook's code {exc}") for p in PARTS}
-            return {ex.name: dict(failed) for ex in exercises}
-        reference = reference_worker(assignment, limits)
-        for ex in exercises:
-            checks = ExerciseChecks(ex, student, reference, submission, notebook_findings,
-                                    exercise_seed(seed, ex.name), timeouts)
-            results[ex.name] = checks.run()
-    return results
+    def __init__(self, seed: int | None = None, limits: Limits = Limits()):
+        self.seed = secrets.randbits(48) if seed is None else seed
+        torch.set_num_threads(1)  # the grader's comparisons are small; more threads only contend with workers
+        self.limits = limits
+        self._references: dict[str, WorkerSession] = {}
+        self._loop_times: dict[tuple[str, str, int], float] = {}
+
+    @staticmethod
+    def _key(cells) -> str:
+        return hashlib.sha256(json.dumps(cells).encode()).hexdigest()
+
+    def reference(self, assignment: Assignment) -> WorkerSession:
+        """A warm worker running the course's own code (unconfined: it is trusted)."""
+        cells = reference_cells(assignment)
+        key = self._key(cells)
+        worker = self._references.get(key)
+        if worker is None:
+            worker = self._references[key] = WorkerSession(cells, self.limits, cell_timeout=600)
+            worker.start()
+            if worker.load_errors:
+                raise RuntimeError(f"the reference program of {assignment.name} fails: {worker.load_errors}")
+        return worker
+
+    def loop_seconds(self, ex: Exercise, reference: WorkerSession, gen: torch.Generator) -> float:
+        """Seconds per call of the course's loop version at the benchmark size, once per run."""
+        key = (self._key([ex.loop_source(), ex.reference_source()]), ex.name, ex.bench_size)
+        if key not in self._loop_times:
+            runs = [timed(reference, ex.loop_name, [(ex.sized(gen, ex.bench_size), {})], 600, [0])[0]
+                    for _ in range(2)]
+            self._loop_times[key] = min(runs)
+        return self._loop_times[key]
+
+    def grade(self, assignment: Assignment, cells: list[tuple[str, str]], limits: Limits | None = None,
+              timeouts: Timeouts = Timeouts(), only: list[str] | None = None, sandbox=None,
+              notebook_timeout: float | None = None) -> dict[str, dict[str, Verdict]]:
+        """Verdicts by exercise name and part for the notebook code ``cells`` (label, source).
+
+        ``sandbox`` confines the student's template (and so every child); ``notebook_timeout``
+        bounds the whole notebook's grading: exercises past it are not graded.
+        """
+        deadline = None if notebook_timeout is None else time.monotonic() + notebook_timeout
+        submission = Submission(cells)
+        exercises = [ex for ex in assignment.exercises if only is None or ex.name in only]
+        results: dict[str, dict[str, Verdict]] = {}
+        with Template(limits or self.limits, sandbox) as template:
+            try:
+                template.start()
+            except WorkerFailure as exc:
+                return {ex.name: {p: Verdict(p, False, f"the notebook's code: {exc}") for p in PARTS}
+                        for ex in exercises}
+            reference = self.reference(assignment)
+            for ex in exercises:
+                results[ex.name] = self._grade_exercise(ex, submission, template, reference, timeouts, deadline)
+        return results
+
+    def _grade_exercise(self, ex, submission, template, reference, timeouts, deadline) -> dict[str, Verdict]:
+        def failed(message):
+            return {p: Verdict(p, False, message) for p in PARTS}
+        if deadline is not None and time.monotonic() >= deadline:
+            return failed("not graded: the notebook's time budget ran out")
+        with WorkerSession(submission.program_for(ex.name), template=template, cell_timeout=timeouts.cell) as student:
+            try:
+                student.start()
+            except WorkerFailure as exc:
+                return failed(f"the code of `{ex.name}` {exc}")
+            checks = ExerciseChecks(ex, student, reference, submission, [], exercise_seed(self.seed, ex.name),
+                                    timeouts, run=self, deadline=deadline)
+            return checks.run()
+
+    def __deepcopy__(self, memo):
+        """A run is a live resource: traitlets deep-copies config values, and every copy must be this run."""
+        return self
+
+    def close(self) -> None:
+        for worker in self._references.values():
+            worker.close()
+        self._references.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def grade_submission(assignment: Assignment, cells: list[tuple[str, str]], seed: int | None = None,
+                     limits: Limits = Limits(), timeouts: Timeouts = Timeouts(),
+                     only: list[str] | None = None, sandbox=None, run: GradingRun | None = None,
+                     notebook_timeout: float | None = None) -> dict[str, dict[str, Verdict]]:
+    """Verdicts for one notebook, in ``run`` (or in a run of its own, with ``seed``)."""
+    if run is not None:
+        return run.grade(assignment, cells, limits, timeouts, only, sandbox, notebook_timeout)
+    with GradingRun(seed, limits) as own:
+        return own.grade(assignment, cells, limits, timeouts, only, sandbox, notebook_timeout)

@@ -16,6 +16,7 @@ from sqlalchemy.exc import SAWarning
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from graders.checks.submission import GradingRun
 from graders.course.directory import Course
 
 
@@ -41,7 +42,9 @@ def grade_class(course: Course, assignment: str, students: list[str], plain: boo
     warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader 0.9.6's own session bookkeeping
     columns = (TextColumn("[bold]autograde {task.fields[assignment]}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("{task.fields[student]}"))
-    with course.api(plain, confined) as api, Progress(*columns, console=console, transient=False) as progress:
+    with course.api(plain, confined) as api, GradingRun(api.config.TrustedVerdicts.get("seed")) as run, \
+            Progress(*columns, console=console, transient=False) as progress:
+        api.config.TrustedVerdicts.run = run  # one grading run for the class: one seed, warm reference workers
         task = progress.add_task("grade", total=len(students), assignment=assignment, student="")
         for student in students:
             progress.update(task, student=student)

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from graders.checks.parts import Verdict
-from graders.checks.submission import grade_submission
+from graders.checks.submission import GradingRun, grade_submission
 from graders.model.exercise import Assignment, Exercise
 
 MIN_ALTERNATIVES = 2
@@ -154,14 +154,15 @@ def validate_assignment(assignment: Assignment, seed: int = 0, only: list[str] |
     def grade(program: Program, chosen: list[Exercise]) -> dict[str, dict[str, Verdict]]:
         if not chosen:
             return {}
-        return grade_submission(assignment, program, seed, only=[ex.name for ex in chosen])
+        return grade_submission(assignment, program, only=[ex.name for ex in chosen], run=run)
 
-    reference, loop, stub, python_list = (grade(program(assignment), exercises) for program in (
-        reference_program, loop_program, stub_program, python_list_program))
-    half_loop = grade(half_loop_program(assignment), [ex for ex in exercises if ex.half_loop])
-    most = max((len(ex.alternatives) for ex in exercises), default=0)
-    alternatives = [grade(alternative_program(assignment, k), [ex for ex in exercises if len(ex.alternatives) > k])
-                    for k in range(most)]
+    with GradingRun(seed) as run:  # one run: one reference worker, the loop timed once
+        reference, loop, stub, python_list = (grade(program(assignment), exercises) for program in (
+            reference_program, loop_program, stub_program, python_list_program))
+        half_loop = grade(half_loop_program(assignment), [ex for ex in exercises if ex.half_loop])
+        most = max((len(ex.alternatives) for ex in exercises), default=0)
+        alternatives = [grade(alternative_program(assignment, k), [ex for ex in exercises if len(ex.alternatives) > k])
+                        for k in range(most)]
     return [Row(assignment.name, ex, reference[ex.name], loop[ex.name], stub[ex.name],
                 [alternatives[k][ex.name] for k in range(len(ex.alternatives))],
                 half_loop.get(ex.name), python_list[ex.name])

@@ -93,7 +93,9 @@ class Exercise:
     count_sizes: tuple[int, int] = (4, 16)
     bench_size: int = 64
     speedup: float = 10.0
-    ref_factor: float = 10.0
+    ref_factor: float = 3.0
+    max_ops: int = 300  # absolute bounds on one counted call, next to the growth test
+    max_lines: int = 200
     points: Points = Points()
     in_place: bool = False
     must_be_view: bool = False

@@ -9,18 +9,17 @@ how ``SaveAutoGrades`` scores them.
 """
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Float, Integer, Unicode
+from traitlets import Float, Instance, Integer, Unicode
 
 from graders.checks.parts import Timeouts, Verdict
 from graders.model.exercise import PARTS, load_assignment
-from graders.checks.submission import grade_submission
+from graders.checks.submission import GradingRun
 from graders.model.notebook import grade_id_of, submission_cells
 from graders.sandbox.policy import Sandbox
 
@@ -44,15 +43,23 @@ class TrustedVerdicts(NbGraderPreprocessor):
     call_timeout = Float(10.0, help="Seconds one call of a student's function may take").tag(config=True)
     load_timeout = Float(60.0, help="Seconds to start a worker and run the notebook's cells").tag(config=True)
 
-    _run_seed: int | None = None
+    cell_timeout = Float(30.0, help="Seconds one cell may run while an exercise's program loads").tag(config=True)
+    notebook_timeout = Float(600.0, help="Wall-clock seconds for all verdicts of one notebook").tag(config=True)
+    run = Instance(GradingRun, allow_none=True,
+                   help="The grading run (seed, reference workers, loop times) shared by every notebook "
+                        "graded in this process; None: one per nbgrader app").tag(config=True)
 
-    def run_seed(self) -> int:
-        if self.seed is not None:
-            return self.seed
-        if TrustedVerdicts._run_seed is None:
-            TrustedVerdicts._run_seed = secrets.randbits(48)
-            self.log.info("vecgrade: hidden cases drawn with seed %d", TrustedVerdicts._run_seed)
-        return TrustedVerdicts._run_seed
+    def grading_run(self) -> GradingRun:
+        """The run this notebook belongs to: the configured one, else one kept by the exporter (one app)."""
+        if self.run is not None:
+            return self.run
+        holder = self.parent if self.parent is not None else self
+        run = getattr(holder, "_vecgrade_run", None)
+        if run is None:
+            run = GradingRun(self.seed)
+            holder._vecgrade_run = run
+            self.log.info("vecgrade: hidden cases drawn with seed %d", run.seed)
+        return run
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
         assignment_id = resources["nbgrader"]["assignment"]
@@ -66,8 +73,10 @@ class TrustedVerdicts(NbGraderPreprocessor):
         confined, status = sandbox.status()
         (self.log.info if confined else self.log.warning)("vecgrade: %s", status)
         try:
-            results = grade_submission(assignment, submission_cells(nb, assignment), self.run_seed(),
-                                       limits, Timeouts(call=self.call_timeout), sandbox=sandbox)
+            results = self.grading_run().grade(
+                assignment, submission_cells(nb, assignment), limits,
+                Timeouts(call=self.call_timeout, cell=self.cell_timeout), sandbox=sandbox,
+                notebook_timeout=self.notebook_timeout)
         except Exception as exc:  # noqa: BLE001 - fail closed: no verdict, no points
             self.log.exception("vecgrade: could not grade %s", resources["nbgrader"].get("student"))
             results = {ex.name: {p: Verdict(p, False, f"could not grade: {type(exc).__name__}") for p in PARTS}

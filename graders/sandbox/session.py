@@ -1,10 +1,14 @@
-"""The trusted side's handle on a worker process.
+"""The trusted side's handle on the processes that run untrusted code.
 
-The grader never imports student code. It starts ``graders.sandbox.worker`` in a
-child process, sends it arguments, and times the round trip itself, so no
-patch of ``time``, ``torch`` or the worker's own code can change a measured
-time or a compared value. A worker that hangs is killed at the deadline; one
-that dies is reported and can be started again.
+The grader never imports student code. It starts one *template* process
+(``graders.sandbox.worker``), confined by ``Sandbox.wrap`` when it serves a
+student, which imports torch once and forks a fresh *child* per exercise.
+``WorkerSession`` is one child that has loaded given cells; the grader sends
+it arguments and times each request itself, so no patch of ``time``,
+``torch`` or the worker's own code can change a measured time or a compared
+value. Every reply is read whole against a deadline; a child that misses it
+is killed (by the template, which the child cannot signal), and one that dies
+costs only its own requests.
 """
 from __future__ import annotations
 
@@ -17,15 +21,18 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 
-from graders.sandbox.wire import WireError, decode, encode
+from graders.sandbox.wire import WireError, decode, encode, recv_frame, send_frame
 
 MAX_REPLY_BYTES = 256 * 1024 * 1024
 
 
 class WorkerFailure(Exception):
     """The worker hung, died or sent something unreadable; the message says which."""
+
+
+class Deadline(WorkerFailure):
+    """The worker did not reply in time (it has been killed)."""
 
 
 @dataclass(frozen=True)
@@ -45,8 +52,9 @@ class Limits:
             resource.setrlimit(what, (value, value))
 
 
-def _decode(data: bytes) -> dict:
+def _read(sock: socket.socket, timeout: float) -> dict:
     try:
+        data = recv_frame(sock, time.monotonic() + timeout, MAX_REPLY_BYTES)
         reply = decode(data)
     except WireError as exc:
         raise WorkerFailure(f"sent a reply the grader cannot read ({exc})") from None
@@ -55,88 +63,161 @@ def _decode(data: bytes) -> dict:
     return reply
 
 
-class WorkerSession:
-    """One live worker process; ``request`` sends an operation and waits for its reply."""
+class Template:
+    """A warm process that forks children; confined when ``sandbox`` is given (student code)."""
 
-    def __init__(self, cells: list[tuple[str, str]], limits: Limits = Limits(), sandbox=None):
-        self.cells = list(cells)
-        self.limits = limits
-        self.sandbox = sandbox  # a graders.sandbox.policy.Sandbox for student code; None for trusted code
+    def __init__(self, limits: Limits = Limits(), sandbox=None):
+        self.limits, self.sandbox = limits, sandbox
         self.proc: subprocess.Popen | None = None
-        self.conn: Connection | None = None
-        self.load_errors: list[str] = []
+        self.control: socket.socket | None = None
         self.scratch = tempfile.TemporaryDirectory(prefix="vecgrade-worker-")
-
-    def start(self) -> None:
-        """Start the process and run the cells in it (again, after a kill)."""
-        self._spawn()
-        reply, _ = self._send("load", self.limits.start_timeout, cells=self.cells)
-        if "error" in reply:
-            self.kill()
-            raise WorkerFailure(f"could not run the notebook's cells: {reply['error']}")
-        self.load_errors = list(reply["ok"]["errors"])
-
-    def _spawn(self) -> None:
-        parent, child = socket.socketpair()
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME", "PYTHONPATH")}
-        env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1",
-                   PYTHONWARNINGS="ignore", TMPDIR=self.scratch.name)
-        command = [sys.executable, "-m", "graders.sandbox.worker", str(child.fileno())]
-        if self.sandbox is not None:
-            command = self.sandbox.wrap(command, scratch=self.scratch.name)
-        self.proc = subprocess.Popen(
-            command,
-            pass_fds=[child.fileno()], cwd=self.scratch.name, env=env,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, preexec_fn=self.limits.apply,
-        )
-        child.close()
-        self.conn = Connection(parent.detach())
 
     @property
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def request(self, op: str, timeout: float, **payload) -> tuple[dict, float]:
-        """Send one operation; return (reply, seconds from send to full reply)."""
+    def start(self) -> None:
+        parent, child = socket.socketpair()
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH")}
+        env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1",
+                   PYTHONWARNINGS="ignore", TMPDIR=self.scratch.name, HOME=self.scratch.name)
+        command = [sys.executable, "-m", "graders.sandbox.worker", str(child.fileno())]
+        if self.sandbox is not None:
+            command = self.sandbox.wrap(command, scratch=self.scratch.name)
+        self.proc = subprocess.Popen(
+            command, pass_fds=[child.fileno()], cwd=self.scratch.name, env=env,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, preexec_fn=self.limits.apply)
+        child.close()
+        self.control = parent
+        try:
+            reply = _read(parent, self.limits.start_timeout)
+        except (TimeoutError, EOFError, OSError, WorkerFailure):
+            self.close()
+            raise WorkerFailure("the Python process that runs it could not start") from None
+        if "ready" not in reply:
+            self.close()
+            raise WorkerFailure("the Python process that runs it could not start")
+
+    def _ask(self, op: str, fds=(), **payload) -> dict:
         if not self.alive:
             self.start()
-        return self._send(op, timeout, **payload)
+        try:
+            send_frame(self.control, encode((op, payload)), fds, timeout=10)
+            return _read(self.control, 10)
+        except (TimeoutError, EOFError, OSError, WorkerFailure):
+            self.close()  # a template that does not answer goes, with every child it holds
+            raise WorkerFailure("the Python process that runs it died") from None
 
-    def _send(self, op: str, timeout: float, **payload) -> tuple[dict, float]:
+    def spawn(self) -> tuple[socket.socket, int]:
+        """A fresh child: (socket to it, its pid as the template sees it)."""
+        mine, theirs = socket.socketpair()
+        try:
+            reply = self._ask("spawn", fds=[theirs.fileno()])
+        finally:
+            theirs.close()
+        return mine, int(reply["pid"])
+
+    def kill(self, pid: int) -> None:
+        if self.alive:
+            try:
+                self._ask("kill", pid=pid)
+            except WorkerFailure:
+                pass
+
+    def close(self) -> None:
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+        if self.control is not None:
+            self.control.close()
+        self.proc, self.control = None, None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        self.scratch.cleanup()
+
+
+class WorkerSession:
+    """One child that has run ``cells``; ``request`` sends an operation and waits for its whole reply."""
+
+    def __init__(self, cells: list[tuple[str, str]], limits: Limits = Limits(), sandbox=None,
+                 template: Template | None = None, cell_timeout: float = 30.0):
+        self.cells = list(cells)
+        self.limits = limits
+        self.cell_timeout = cell_timeout
+        self.owns_template = template is None
+        self.template = template or Template(limits, sandbox)
+        self.sock: socket.socket | None = None
+        self.pid: int | None = None
+        self.load_errors: list[str] = []
+
+    @property
+    def alive(self) -> bool:
+        return self.sock is not None
+
+    def start(self) -> None:
+        """Fork a child and run the cells in it, one by one, each within ``cell_timeout``."""
+        self.sock, self.pid = self.template.spawn()
+        self.load_errors = []
+        for label, source in self.cells:
+            try:
+                reply, _ = self._send("load_cell", self.cell_timeout + 5, label=label, source=source,
+                                      budget=self.cell_timeout)
+            except WorkerFailure as exc:
+                raise WorkerFailure(f"could not run cell `{label}`: it {exc}") from None
+            if "error" in reply:
+                self.kill()
+                raise WorkerFailure(f"could not run cell `{label}`: {reply['error']}")
+            if reply["ok"]["error"]:
+                self.load_errors.append(reply["ok"]["error"])
+
+    def request(self, op: str, timeout: float, fds=(), regions=(), **payload) -> tuple[dict, float]:
+        """Send one operation; return (reply, seconds from send to full reply). ``fds``/``regions``:
+        shared argument memory (``graders.sandbox.shared``), passed to the child and used to read the reply."""
+        if not self.alive:
+            self.start()
+        return self._send(op, timeout, fds, regions, **payload)
+
+    def _send(self, op: str, timeout: float, fds=(), regions=(), **payload) -> tuple[dict, float]:
         start = time.perf_counter()
         try:
-            self.conn.send_bytes(encode((op, payload)))
-            if not self.conn.poll(timeout):
-                self.kill()
-                raise WorkerFailure(f"did not return within {timeout:g} s")
-            data = self.conn.recv_bytes(MAX_REPLY_BYTES)
-        except (EOFError, OSError, BrokenPipeError):
-            code = self.kill()
-            raise WorkerFailure(f"the Python process running it died (exit status {code})") from None
-        elapsed = time.perf_counter() - start
-        reply = _decode(data)
-        if reply.get("exit"):
+            send_frame(self.sock, encode((op, payload), regions), fds, timeout=timeout)
+            data = recv_frame(self.sock, time.monotonic() + timeout, MAX_REPLY_BYTES)
+            elapsed = time.perf_counter() - start
+            reply = decode(data, regions)
+        except TimeoutError:
             self.kill()
+            raise Deadline(f"did not return within {timeout:g} s") from None
+        except (EOFError, OSError):
+            self.kill()
+            raise WorkerFailure("the Python process running it died") from None
+        except WireError as exc:
+            self.kill()
+            raise WorkerFailure(f"sent a reply the grader cannot read ({exc})") from None
+        if not isinstance(reply, dict):
+            self.kill()
+            raise WorkerFailure("sent a reply the grader cannot read")
         return reply, elapsed
 
-    def kill(self) -> int | None:
-        """Stop the worker and anything it started; return its exit status."""
-        if self.proc is None:
-            return None
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        code = self.proc.wait()
-        if self.conn is not None:
-            self.conn.close()
-        self.proc, self.conn = None, None
-        return code
+    def kill(self) -> None:
+        """Stop the child (the template does it: a child cannot refuse); the next request forks a new one."""
+        if self.pid is not None:
+            self.template.kill(self.pid)
+        if self.sock is not None:
+            self.sock.close()
+        self.sock, self.pid = None, None
 
     def close(self) -> None:
         self.kill()
-        self.scratch.cleanup()
+        if self.owns_template:
+            self.template.__exit__()
 
     def __enter__(self):
         return self

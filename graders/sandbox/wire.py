@@ -10,7 +10,10 @@ arrive non-contiguous.
 from __future__ import annotations
 
 import json
+import select
+import socket
 import struct
+import time
 
 import torch
 
@@ -23,7 +26,21 @@ class WireError(ValueError):
     """A message that does not follow the format."""
 
 
-def encode(obj) -> bytes:
+def _region_of(x: torch.Tensor, regions) -> tuple[int, int] | None:
+    """(region index, byte offset of element 0) when ``x`` lives in one of the shared ``regions``."""
+    if not regions or x.numel() == 0 and x.untyped_storage().data_ptr() == 0:
+        return None
+    ptr = x.untyped_storage().data_ptr()
+    for i, base in enumerate(regions):
+        start = base.data_ptr()
+        if start <= ptr < start + base.numel():
+            return i, ptr - start + x.storage_offset() * x.element_size()
+    return None
+
+
+def encode(obj, regions=()) -> bytes:
+    """``regions``: uint8 tensors over memory both sides map (memfds); a tensor that lives there
+    travels as a place in that memory, not as bytes, and the reader rebuilds it from its own mapping."""
     buffers: list[bytes] = []
 
     def enc(x):
@@ -31,6 +48,10 @@ def encode(obj) -> bytes:
             return x
         if isinstance(x, torch.Tensor):
             x = torch.Tensor.as_subclass(x.detach(), torch.Tensor)
+            place = _region_of(x, regions)
+            if place is not None:
+                return {"__view": place[0], "dtype": str(x.dtype), "size": list(x.shape),
+                        "stride": list(x.stride()), "byte_offset": place[1]}
             # the storage from its start, so the offset survives too (code reading storage_offset() sees it)
             offset = x.storage_offset() if x.numel() else 0
             extent = offset + 1 + sum((s - 1) * st for s, st in zip(x.shape, x.stride())) if x.numel() else 0
@@ -56,7 +77,24 @@ class Opaque(str):
     """Stands for a value that is not data (a function, a module, a custom object)."""
 
 
-def decode(data: bytes):
+def _view(x: dict, regions) -> torch.Tensor:
+    """A tensor over the reader's OWN mapping of a shared region, after checking it fits inside."""
+    dtype = _DTYPES.get(x["dtype"])
+    i, offset = int(x["__view"]), int(x["byte_offset"])
+    if dtype is None or not 0 <= i < len(regions):
+        raise WireError("malformed shared view")
+    base = regions[i]
+    size = dtype.itemsize
+    size_, stride = tuple(int(v) for v in x["size"]), tuple(int(v) for v in x["stride"])
+    if offset < 0 or offset % size or base.numel() % size or min(stride, default=0) < 0 or min(size_, default=0) < 0:
+        raise WireError("malformed shared view")
+    extent = offset // size + (1 + sum((n - 1) * st for n, st in zip(size_, stride)) if all(size_) else 0)
+    if extent * size > base.numel():
+        raise WireError("shared view outside its memory")
+    return base.view(dtype).as_strided(size_, stride, offset // size)
+
+
+def decode(data: bytes, regions=()):
     try:
         hlen, nbuf = struct.unpack_from("<II", data, 0)
         pos = 8
@@ -84,6 +122,8 @@ def decode(data: bytes):
             flat = torch.frombuffer(raw, dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
             flat = flat.view(dtype)
             return flat.as_strided(tuple(x["size"]), tuple(x["stride"]), int(x.get("offset", 0)))
+        if "__view" in x:
+            return _view(x, regions)
         if "__tuple" in x:
             return tuple(dec(v) for v in x["__tuple"])
         if "__dict" in x:
@@ -96,3 +136,66 @@ def decode(data: bytes):
         return dec(header)
     except (RuntimeError, IndexError, KeyError, TypeError) as exc:
         raise WireError(f"malformed tensor: {exc}") from None
+
+
+# -- framing: a length, then the message; the reader never waits past its deadline ------------------
+_LEN = struct.Struct("<Q")
+
+
+def send_frame(sock: socket.socket, data: bytes, fds=(), timeout: float | None = None) -> None:
+    """Send one message (and ``fds`` with its first byte, SCM_RIGHTS)."""
+    sock.settimeout(timeout)
+    frame = _LEN.pack(len(data)) + data
+    sent = socket.send_fds(sock, [frame], list(fds)) if fds else sock.send(frame)
+    sock.sendall(memoryview(frame)[sent:])
+
+
+def recv_frame(sock: socket.socket, deadline: float, max_bytes: int) -> bytes:
+    """One whole message, read without blocking past ``deadline`` (time.monotonic()).
+
+    A peer that sends a header and then stops costs the reader its deadline, not forever.
+    Raises TimeoutError at the deadline, EOFError when the peer closed, WireError when too large.
+    """
+    sock.setblocking(False)
+    head = _read_exactly(sock, _LEN.size, deadline)
+    (length,) = _LEN.unpack(head)
+    if length > max_bytes:
+        raise WireError(f"a reply of {length} bytes, more than the {max_bytes} allowed")
+    return bytes(_read_exactly(sock, length, deadline))
+
+
+def _read_exactly(sock: socket.socket, n: int, deadline: float) -> bytearray:
+    buf = bytearray(n)
+    view, pos = memoryview(buf), 0
+    while pos < n:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        ready, _, _ = select.select([sock], [], [], left)
+        if not ready:
+            continue
+        try:
+            got = sock.recv_into(view[pos:])
+        except (BlockingIOError, InterruptedError):
+            continue
+        if got == 0:
+            raise EOFError
+        pos += got
+    return buf
+
+
+def recv_frame_with_fds(sock: socket.socket, max_fds: int = 64) -> tuple[bytes, list[int]]:
+    """Blocking read of one message and the fds sent with it (the worker's side)."""
+    sock.setblocking(True)
+    head, fds, _, _ = socket.recv_fds(sock, _LEN.size, max_fds, socket.MSG_WAITALL)
+    if len(head) < _LEN.size:
+        raise EOFError
+    (length,) = _LEN.unpack(head)
+    buf = bytearray(length)
+    view, pos = memoryview(buf), 0
+    while pos < length:
+        got = sock.recv_into(view[pos:])
+        if got == 0:
+            raise EOFError
+        pos += got
+    return bytes(buf), fds

@@ -1,21 +1,33 @@
-"""The process that runs untrusted code: a student's cells, or the loop and reference.
+"""The process that runs untrusted code: one exercise's program, or the loop and reference.
 
-It holds no expected output, no reference code (when it serves a student) and
-no random state: it gets arguments, calls a function, and sends back what
-came out. Everything it sends goes through ``graders.sandbox.wire``, which carries
-plain data only: a tensor subclass or any other object the student's code
-returns arrives at the grader as a plain tensor or as a type name, and can
-neither run code there nor answer a comparison.
+Two roles, one module:
 
-Run as ``python -m graders.sandbox.worker FD``; FD is a socket the parent passed in.
+- the *template* (``python -m graders.sandbox.worker FD``) imports torch and
+  the counting machinery once, warms them up, and then only forks: one child
+  per exercise, on the grader's request. It runs no student code itself, and
+  under the jail it is PID 1 of the namespace, so a child can neither signal
+  it nor outlive it; it kills a child when the grader asks.
+- a *child* serves one socket: it loads the cells it is given one by one,
+  each with a time budget, and calls functions. It holds no expected output,
+  no reference (when it serves a student) and no random state, and it sends
+  back raw outputs only: no flags, identities or verdicts of its own.
+  In-place and view requirements are observed by the grader in memory it
+  owns (see ``graders.sandbox.shared``).
+
+Everything it sends goes through ``graders.sandbox.wire``: plain data only.
 """
 from __future__ import annotations
 
 import linecache
+import mmap
 import os
+import signal
+import socket
 import sys
+import threading
+import time
 
-from graders.sandbox.wire import decode, encode
+from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
 
 MAX_ERROR = 300  # characters of a student's exception message that reach feedback
 
@@ -26,34 +38,67 @@ def _error_text(exc: BaseException) -> str:
     return first[:MAX_ERROR]
 
 
-def _shares_storage(a, b) -> bool:
-    import torch
-    return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
-            and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
+class CellTimeout(BaseException):
+    """A cell ran past its budget while loading (BaseException: `except Exception` does not swallow it)."""
+
+
+class CountLimit(BaseException):
+    """The counted call passed the bound: its work is already known to be too much."""
+
+
+def _alarm(signum, frame):
+    raise CellTimeout
+
+
+def _counter_class():
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Counter(TorchDispatchMode):
+        def __init__(self, ops: dict, cap: int):
+            super().__init__()
+            self.ops, self.cap, self.total = ops, cap, 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            key = str(func.overloadpacket.__name__)
+            self.ops[key] = self.ops.get(key, 0) + 1
+            self.total += 1
+            if self.total > self.cap:
+                raise CountLimit
+            return func(*args, **(kwargs or {}))
+
+    return Counter
 
 
 class Worker:
     def __init__(self):
         self.namespace: dict = {"__name__": "__main__"}
+        self.filenames: set[str] = set()  # the cells' own code: the only lines that count
+        self.regions: list = []  # this request's shared argument memory
+        self.bench_outs: list = []
+        self.staged: list = []
 
     # each handler returns a dict of plain values
-    def load(self, cells):
+    def load_cell(self, label, source, budget):
+        """Run one cell; a cell that runs past ``budget`` seconds is stopped, and loading goes on."""
         from IPython.core.inputtransformer2 import TransformerManager
-        transformer = TransformerManager()
-        errors = []
-        for label, source in cells:
+        filename = f"<{label}>"
+        self.filenames.add(filename)
+        signal.signal(signal.SIGALRM, _alarm)
+        try:
+            source = TransformerManager().transform_cell(source)
+            # like IPython: keep the cell's source, so inspect (and TorchScript) can read it
+            linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+            code = compile(source, filename, "exec")
+            signal.setitimer(signal.ITIMER_REAL, budget)
             try:
-                source = transformer.transform_cell(source)
-                filename = f"<{label}>"
-                # like IPython: keep the cell's source, so inspect (and TorchScript) can read it
-                linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-                code = compile(source, filename, "exec")
                 exec(code, self.namespace)
-            except BaseException as exc:  # noqa: BLE001 - a student's cell may raise anything
-                if isinstance(exc, KeyboardInterrupt):
-                    raise
-                errors.append(f"{label}: {_error_text(exc)}")
-        return {"errors": errors}
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except CellTimeout:
+            return {"error": f"{label}: stopped after {budget:g} s"}
+        except BaseException as exc:  # noqa: BLE001 - a student's cell may raise anything
+            return {"error": f"{label}: {_error_text(exc)}"}
+        return {"error": None}
 
     def _function(self, name):
         fn = self.namespace.get(name)
@@ -61,86 +106,159 @@ class Worker:
             raise LookupError(f"no function `{name}` is defined")
         return fn
 
-    def call(self, name, args, kwargs, return_args=False):
-        fn = self._function(name)
-        out = fn(*args, **kwargs)
-        reply = {"out": out, "same_as_arg0": bool(args) and out is args[0],
-                 "shares_arg0": bool(args) and _shares_storage(out, args[0])}
-        if return_args:
-            reply["args_after"] = list(args)
-        return reply
+    def call(self, name, args, kwargs):
+        return {"out": self._function(name)(*args, **kwargs)}
 
-    def batch(self, name, calls):
-        """Several calls in one request, for timing: outputs only."""
-        fn = self._function(name)
-        return {"outs": [fn(*args, **kwargs) for args, kwargs in calls]}
+    def stage(self, calls):
+        """Keep the inputs of the next ``bench``, so the timed request carries no data."""
+        self.staged = list(calls)
+        return {"calls": len(self.staged)}
 
-    def count(self, name, args, kwargs):
-        """ATen ops dispatched and Python lines run by one call."""
+    def bench(self, name):
+        """The staged calls in one request, timed whole by the grader; outputs kept for ``bench_outputs``."""
+        fn = self._function(name)
+        calls, self.staged = self.staged, []
+        self.bench_outs = []
+        self.bench_outs = [fn(*args, **kwargs) for args, kwargs in calls]
+        return {"calls": len(calls)}
+
+    def bench_outputs(self, which):
+        """The outputs of the last ``bench`` at the positions the grader picked (it checks a sample)."""
+        outs, self.bench_outs = self.bench_outs, []
+        return {"outs": [outs[i] for i in which]}
+
+    def count(self, name, args, kwargs, cap):
+        """ATen ops dispatched and cell lines run by one call, on every thread; stops past ``cap``."""
         import torch
-        from torch.utils._python_dispatch import TorchDispatchMode
-
-        ops: dict[str, int] = {}
-
-        class Counter(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                key = str(func.overloadpacket.__name__)
-                ops[key] = ops.get(key, 0) + 1
-                return func(*args, **(kwargs or {}))
-
-        lines = [0]
-
-        def tracer(frame, event, arg):
-            name = frame.f_code.co_filename
-            if not name.startswith("<") or name.startswith("<frozen"):
-                return None  # library code: its work shows up as ATen ops
-            if event == "line":
-                lines[0] += 1
-            return tracer
 
         fn = self._function(name)
         # warm-up on copies: lazy imports and caches are not the function's work
         fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args], **kwargs)
+        ops: dict[str, int] = {}
+        lines = [0]
+        threads = set()
+        files = frozenset(self.filenames)
+
+        def tracer(frame, event, arg):
+            if frame.f_code.co_filename not in files:
+                return None  # library code: its work shows up as ATen ops
+            if event == "line":
+                lines[0] += 1
+                threads.add(threading.get_ident())
+                if lines[0] > cap:
+                    raise CountLimit
+            return tracer
+
+        before = threading.active_count()
+        out, stopped = None, False
+        threading.settrace(tracer)
         sys.settrace(tracer)
         try:
-            with Counter():
-                fn(*args, **kwargs)
+            with _counter_class()(ops, cap):
+                out = fn(*args, **kwargs)
+        except CountLimit:
+            stopped = True
         finally:
             sys.settrace(None)
-        return {"ops": ops, "lines": lines[0]}
+            threading.settrace(None)
+        extra = max(len(threads) - 1, threading.active_count() - before)
+        return {"ops": ops, "lines": lines[0], "threads": extra, "stopped": stopped, "out": out}
 
 
-def serve(conn) -> None:
+def _shared_regions(fds: list[int]) -> list:
+    import torch
+    regions = []
+    for fd in fds:
+        size = os.fstat(fd).st_size
+        region = mmap.mmap(fd, size)
+        os.close(fd)
+        regions.append(torch.frombuffer(region, dtype=torch.uint8))
+    return regions
+
+
+def serve(sock: socket.socket) -> None:
     worker = Worker()
     while True:
         try:
-            op, payload = decode(conn.recv_bytes())
-        except EOFError:
+            data, fds = recv_frame_with_fds(sock)
+        except (EOFError, OSError):
             return
+        regions = []
         try:
+            regions = _shared_regions(fds)
+            op, payload = decode(data, regions)
+            if op not in ("load_cell", "call", "stage", "bench", "bench_outputs", "count"):
+                raise LookupError(f"unknown request {op!r}")
             reply = {"ok": getattr(worker, op)(**payload)}
-            data = encode(reply)
+            data = encode(reply, regions)
         except BaseException as exc:  # noqa: BLE001 - report, never die on a student's error
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                data = encode({"error": _error_text(exc), "exit": True})
-            else:
-                data = encode({"error": _error_text(exc)})
-        conn.send_bytes(data)
+            data = encode({"error": _error_text(exc)})
+        send_frame(sock, data)
 
 
-def main() -> None:
-    from multiprocessing.connection import Connection
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+# -- the template ------------------------------------------------------------------------------------
+def _warm_up() -> None:
+    """Pay once, in the template, what every child would pay: lazy imports, dispatch-mode machinery."""
     import torch
-    torch.set_num_threads(1)
-    conn = Connection(int(sys.argv[1]))
-    # a forked child would share the grader's socket: it dies at once instead
+    from IPython.core.inputtransformer2 import TransformerManager
+    TransformerManager().transform_cell("x = 1\n")
+    worker = Worker()
+    worker.load_cell("warm-up", "import torch\ndef f(a):\n    return (a[:, None] * a[None]).softmax(-1).sum()\n", 30)
+    worker.count("f", (torch.randn(4, 3),), {}, 10_000)
+    worker.load_cell("warm-up", "", 1)
+
+
+def _child(conn_fd: int) -> None:
+    # a fork of the child would share the grader's socket: it dies at once instead
     os.register_at_fork(after_in_child=lambda: os._exit(70))
-    # what the student prints must not reach the protocol: stdout and stderr go nowhere
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
-    serve(conn)
+    sock = socket.socket(fileno=conn_fd)
+    try:
+        serve(sock)
+    finally:
+        os._exit(0)
+
+
+def template(control: socket.socket) -> None:
+    """Fork a child per ``spawn`` request (its socket arrives with the request); kill one on ``kill``."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    while True:
+        try:
+            data, fds = recv_frame_with_fds(control)
+        except (EOFError, OSError):
+            return
+        op, payload = decode(data)
+        if op == "spawn" and len(fds) == 1:
+            pid = os.fork()
+            if pid == 0:
+                control.close()
+                _child(fds[0])
+            os.close(fds[0])
+            send_frame(control, encode({"pid": pid}))
+        elif op == "kill":
+            try:
+                os.kill(int(payload["pid"]), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            send_frame(control, encode({"killed": True}))
+        else:
+            for fd in fds:
+                os.close(fd)
+            send_frame(control, encode({"error": "unknown request"}))
+
+
+def main() -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+    torch.set_num_threads(1)
+    control = socket.socket(fileno=int(sys.argv[1]))
+    start = time.perf_counter()
+    _warm_up()
+    send_frame(control, encode({"ready": time.perf_counter() - start}))
+    template(control)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,100 @@
+"""The "fast" part: compute time, measured by the grader, against the reference and the loop version.
+
+One worker round trip costs about 0.6 ms, more than many answers take, so a
+timed request runs the function on k staged inputs (k chosen so that the
+reference's request takes at least ``TARGET`` seconds) and the grader times
+the whole request: the IPC cost is spread over k calls. The student's and
+the reference's requests alternate, under the same load; the loop version
+is the course's own code, timed once per grading run (``GradingRun``). The
+outputs of the timed calls are checked against the reference afterwards
+(a random sample of each request's outputs).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from graders.checks.compare import mismatch
+from graders.sandbox.session import Deadline, WorkerFailure
+
+TARGET = 0.02
+MAX_K = 256
+CHECKED = 4  # outputs checked per timed request
+
+
+def timed(session, name: str, calls: list, timeout: float, which=()) -> tuple[float, list]:
+    """Seconds per call of ``name`` over ``calls`` in one timed request, and the outputs at ``which``."""
+    from graders.checks.parts import StudentError
+    reply, _ = session.request("stage", timeout, calls=calls)
+    if "error" in reply:
+        raise StudentError(f"raised {reply['error']}")
+    reply, seconds = session.request("bench", timeout, name=name)
+    if "error" in reply:
+        raise StudentError(f"raised {reply['error']}")
+    # the fetch is timed too (for both sides): work deferred from `bench` to here is still counted
+    outs, fetch = session.request("bench_outputs", timeout, which=list(which))
+    if "error" in outs:
+        raise StudentError(f"raised {outs['error']}")
+    got = outs["ok"]["outs"]
+    if not isinstance(got, list) or len(got) != len(which):
+        raise StudentError("sent back a different number of outputs than it was asked for")
+    return (seconds + fetch) / max(1, len(calls)), got
+
+
+def _inputs(ex, gen, k):
+    return [(ex.sized(gen, ex.bench_size), {}) for _ in range(k)]
+
+
+def fast(checks, reps: int = 5):
+    from graders.checks.parts import StudentError, Verdict, clone_args
+    ex, gen = checks.ex, checks.gen
+    run = checks.run_state
+    try:
+        loop_t = run.loop_seconds(ex, checks.reference, gen)
+        timed(checks.reference, ex.name, _inputs(ex, gen, 1), 600, [0])  # warm-up: first calls pay lazy init
+        k, one = 1, 0.0
+        while k < MAX_K:  # grow k until the reference's request takes TARGET seconds (best of two)
+            one = min(timed(checks.reference, ex.name, _inputs(ex, gen, k), 600, range(min(k, CHECKED)))[0]
+                      for _ in range(2))
+            if one * k >= TARGET:
+                break
+            k = min(MAX_K, k * max(2, math.ceil(TARGET / max(one * k, 1e-7))))
+        student_t, ref_t = [], []
+        warm = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one + 0.5))
+        try:
+            timed(checks.student, ex.name, _inputs(ex, gen, 1), warm, [0])  # warm-up: first calls pay lazy init
+        except Deadline:
+            return Verdict("fast", False, f"one call took more than {warm:.2g} s: over {4 * ex.ref_factor:g}x "
+                           f"the reference's time, far from the speedup of {ex.speedup:g}x required")
+        for _ in range(reps):
+            calls = _inputs(ex, gen, k)
+            # far slower than the reference already fails: the limit stops a loop answer early
+            limit = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one * k + 0.5))
+            # a sample the student cannot predict: checking all k outputs would cost more than timing them
+            which = torch.randperm(k, generator=gen)[:CHECKED].tolist()
+            try:
+                t, outs = timed(checks.student, ex.name, calls, limit, which)
+            except Deadline:
+                return Verdict("fast", False, f"{k} calls took more than {limit:.2g} s: over {4 * ex.ref_factor:g}x "
+                               f"the reference's time, far from the speedup of {ex.speedup:g}x required")
+            student_t.append(t)
+            for i, out in zip(which, outs):
+                args, kwargs = calls[i]
+                if mismatch(out, ex.reference(*clone_args(args), **kwargs), ex.rtol, ex.atol, ex.magnitude(args)):
+                    return Verdict("fast", False, "gave a wrong result on a benchmark input while being timed")
+            t, _ = timed(checks.reference, ex.name, calls, 600, which)
+            ref_t.append(t)
+    except (WorkerFailure, StudentError) as exc:
+        return Verdict("fast", False, f"{exc} on a benchmark input")
+    student, ref = min(student_t), min(ref_t)
+    speedup, factor = loop_t / student, student / ref
+    figures = {"speedup": speedup, "ref_factor": factor, "reference_speedup": loop_t / ref, "k": k}
+    if speedup < ex.speedup:
+        return Verdict("fast", False, f"speedup {speedup:.1f}x over the loop version, required {ex.speedup:g}x",
+                       figures)
+    if factor > ex.ref_factor:
+        return Verdict("fast", False, f"{factor:.1f}x slower than the reference solution, allowed {ex.ref_factor:g}x",
+                       figures)
+    return Verdict("fast", True, f"speedup {speedup:.1f}x over the loop version (required {ex.speedup:g}x), "
+                   f"{factor:.1f}x the reference's time", figures)

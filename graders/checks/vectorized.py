@@ -1,0 +1,107 @@
+"""The "vectorized" part: no Python-level iteration in what the function reaches, statically and at run time.
+
+The runtime half counts ATen ops and the lines of the student's own cells
+(never library lines) on every thread, in a child that loaded only this
+exercise's program and was warmed up before counting. It counts at three
+sizes drawn from the run's seed (so no answer can special-case them),
+checks the outputs it counted against the reference, and fails on any
+growth with size, on a count over the exercise's absolute bound, on a thread
+started by the function, and on a forbidden op matched as a pattern that
+also covers internal variants (``_softmax``, ``_safe_softmax``).
+"""
+from __future__ import annotations
+
+import fnmatch
+
+import torch
+
+from graders.checks.compare import mismatch
+from graders.checks.static import summarize
+from graders.sandbox.session import WorkerFailure
+
+GROWTH = 2  # ops or lines more at a larger size: beyond that, the work grows with the input
+
+
+def count_sizes(ex, gen: torch.Generator) -> list[int]:
+    """Three increasing sizes drawn per run: multiples of the smallest of ``ex.count_sizes`` (so a size
+    the definitions need to be even stays even), the largest at least 4x the smallest and about 2x the
+    largest of ``ex.count_sizes``."""
+    lo, hi = ex.count_sizes[0], ex.count_sizes[-1]
+
+    def draw(a: int, b: int) -> int:
+        return int(torch.randint(a, b + 1, (1,), generator=gen))
+    small = draw(1, 2)
+    large = draw(max(4 * small, (2 * hi) // lo - 2), max(4 * small, (2 * hi) // lo))
+    middle = draw(small + 1, large - 1)
+    return [lo * small, lo * middle, lo * large]
+
+
+def _core(name: str) -> str:
+    """An op's name without the marks of internal variants: `_safe_softmax` -> `softmax`."""
+    name = name.lstrip("_")
+    for prefix in ("safe_", "fused_", "masked_"):
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+    return name
+
+
+def forbidden_ops_used(patterns, ops) -> list[str]:
+    """Ops matching a pattern, as written or as their core name (`_softmax` also forbids `_safe_softmax`)."""
+    cores = [_core(p) for p in patterns]
+    return sorted(op for op in ops if any(fnmatch.fnmatchcase(op, p) or fnmatch.fnmatchcase(_core(op), c)
+                                          for p, c in zip(patterns, cores)))
+
+
+def _count(checks, n: int) -> dict:
+    ex = checks.ex
+    args = ex.sized(checks.gen, n)
+    expected = ex.reference(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+    cap = 4 * max(ex.max_ops, ex.max_lines)
+    got = checks.ask("count", checks.timeouts.count, args=args, kwargs={}, cap=cap)
+    if not got["stopped"]:
+        problem = mismatch(got["out"], expected, ex.rtol, ex.atol, ex.magnitude(args))
+        if problem:
+            got["wrong"] = problem
+    return got
+
+
+def vectorized(checks):
+    from graders.checks.parts import StudentError, Verdict
+    ex = checks.ex
+    findings = checks.submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint) + checks.notebook_findings
+    if findings:
+        return Verdict("vectorized", False, summarize(findings), {"findings": len(findings)})
+    sizes = count_sizes(ex, checks.gen)
+    try:
+        counts = [_count(checks, n) for n in sizes]
+    except (WorkerFailure, StudentError) as exc:
+        return Verdict("vectorized", False, f"{exc} while its work was being counted")
+    for n, c in zip(sizes, counts):
+        if c["threads"]:
+            return Verdict("vectorized", False, "started a thread while being counted; threads are not allowed")
+        if c["stopped"]:
+            return Verdict("vectorized", False, f"did more than {4 * max(ex.max_ops, ex.max_lines)} ATen ops or "
+                           f"Python lines at size {n}, so Python-level iteration is running")
+        if "wrong" in c:
+            return Verdict("vectorized", False, f"gave a wrong result at size {n} while being counted: {c['wrong']}")
+    used = forbidden_ops_used(ex.forbidden_ops, {op for c in counts for op in c["ops"]})
+    if used:
+        return Verdict("vectorized", False, f"dispatched `aten.{used[0]}`, which is forbidden in this exercise")
+    ops = [sum(c["ops"].values()) for c in counts]
+    lines = [c["lines"] for c in counts]
+    figures = {"sizes": sizes, "ops": ops, "lines": lines}
+    if max(ops) > ex.max_ops or max(lines) > ex.max_lines:
+        return Verdict("vectorized", False, f"{max(ops)} ATen ops and {max(lines)} Python lines in one call, more "
+                       f"than the {ex.max_ops} ops and {ex.max_lines} lines a vectorized answer needs", figures)
+    grows = any(b > a + GROWTH for seq in (ops, lines) for a, b in zip(seq, seq[1:])) \
+        or any(seq[-1] > seq[0] + GROWTH for seq in (ops, lines))
+    if grows:
+        first, last = counts[0]["ops"], counts[-1]["ops"]
+        top = max(last, key=lambda k: last[k] - first.get(k, 0), default="")
+        return Verdict("vectorized", False,
+                       f"the work grows with the input: {ops[0]} ATen ops and {lines[0]} Python lines at size "
+                       f"{sizes[0]}, {ops[-1]} and {lines[-1]} at size {sizes[-1]} (most added: `{top}`), so "
+                       f"Python-level iteration is still running", figures)
+    return Verdict("vectorized", True, f"no Python-level iteration; {ops[0]} ATen ops at size {sizes[0]}, "
+                   f"{ops[-1]} at size {sizes[-1]}", figures)
+
