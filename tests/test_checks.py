@@ -96,7 +96,7 @@ def checks_with_static_view(assignment, worker_source, static_source, name="batc
     worker = WorkerSession([("preamble", assignment.preamble), ("cell", worker_source)])
     worker.start()
     static = Submission([("cell", static_source)])
-    return worker, ExerciseChecks(ex, worker, RUN.reference(assignment), static, [], seed=5, run=RUN)
+    return worker, ExerciseChecks(ex, worker, RUN.reference(assignment), static, seed=5, run=RUN)
 
 
 def test_runtime_evidence_catches_a_loop_the_ast_cannot_see(broadcasting):

@@ -39,13 +39,12 @@ def correct_and_vectorized(answers, seed):
     """The "correct" and "vectorized" verdicts of each answer (the timing part is left out: it is slow and noisy)."""
     cells = program(answers)
     submission = Submission(cells)
-    notebook_findings = submission.reach_findings()
     verdicts = {}
     with WorkerSession(cells) as student:
         student.start()
         assert not student.load_errors, student.load_errors
         for name in answers:
-            checks = ExerciseChecks(ASSIGNMENT.exercise(name), student, None, submission, notebook_findings,
+            checks = ExerciseChecks(ASSIGNMENT.exercise(name), student, None, submission,
                                     exercise_seed(seed, name))
             verdicts[name] = {"correct": checks.correct(), "vectorized": checks.vectorized()}
     return verdicts

@@ -86,7 +86,7 @@ def test_library_functions_named_like_builtins_are_allowed():
     assert findings(src) == []
 
 
-@pytest.mark.parametrize("src, what", [
+TAMPERING = [
     ("import os\n", "import of `os`"),
     ("import sys\n", "import of `sys`"),
     ("from torch.utils._python_dispatch import TorchDispatchMode\n", "import of `torch.utils._python_dispatch`"),
@@ -97,15 +97,25 @@ def test_library_functions_named_like_builtins_are_allowed():
     ("torch.set_num_threads(2)\n", "`.set_num_threads`"),
     ("get_ipython().set_custom_exc((Exception,), None)\n", "`get_ipython`"),
     ("%timeit 1\n", "`get_ipython`"),
-])
-def test_reach_rules_flag_module_level_tampering(src, what):
-    found = Submission([("cell 1", "import torch\n" + src)]).reach_findings()
+]
+
+
+@pytest.mark.parametrize("src, what", [c for c in TAMPERING if not c[0].startswith("%")])
+def test_tampering_reached_by_the_function_fails_it(src, what):
+    body = "".join("    " + line + "\n" for line in src.splitlines())
+    found = Submission([("cell 1", "import torch\ndef f(a):\n" + body + "    return a\n")]).iteration_findings("f")
     assert what in {f.what for f in found}
 
 
-def test_reach_rules_accept_plain_course_code():
+@pytest.mark.parametrize("src, what", TAMPERING)
+def test_tampering_the_function_does_not_reach_costs_nothing(src, what):
+    cells = [("cell 1", "import torch\n" + src), ("cell 2", "import torch\n" + VECTORIZED)]
+    assert Submission(cells).iteration_findings("f") == []
+
+
+def test_plain_course_code_has_no_finding():
     src = "import torch\nimport math\nimport torch.nn.functional as F\nfrom einops import rearrange\n" + VECTORIZED
-    assert Submission([("cell 1", src)]).reach_findings() == []
+    assert Submission([("cell 1", src)]).iteration_findings("f") == []
 
 
 def test_tampering_inside_the_function_fails_it():
@@ -113,8 +123,8 @@ def test_tampering_inside_the_function_fails_it():
 
 
 def test_syntax_errors_are_reported():
-    found = Submission([("cell 1", "def f(a):\n    return (\n")]).reach_findings()
-    assert [f.what for f in found] == ["syntax error"]
+    found = Submission([("cell 1", "def f(a):\n    return (\n")]).iteration_findings("f")
+    assert "syntax error" in [f.what for f in found]
 
 
 def test_parameters_named_like_builtins_are_not_the_builtins():

@@ -18,7 +18,7 @@ from graders.checks.compare import describe_args, mismatch
 from graders.model.exercise import Case, Exercise
 from graders.sandbox.session import WorkerFailure, WorkerSession
 from graders.sandbox.shared import SharedArgs
-from graders.checks.static import Finding, Submission
+from graders.checks.static import Submission
 
 
 @dataclass
@@ -65,10 +65,10 @@ class ExerciseChecks:
     """
 
     def __init__(self, ex: Exercise, student: WorkerSession, reference: WorkerSession | None,
-                 submission: Submission, notebook_findings: list[Finding] = (), seed: int = 0,
+                 submission: Submission, seed: int = 0,
                  timeouts: Timeouts = Timeouts(), run=None, deadline: float | None = None):
         self.ex, self.student, self.reference = ex, student, reference
-        self.submission, self.notebook_findings = submission, list(notebook_findings)
+        self.submission = submission
         self.gen = torch.Generator().manual_seed(seed)
         self.timeouts = timeouts
         self.run_state, self.deadline = run, deadline

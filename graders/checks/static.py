@@ -16,7 +16,6 @@ from typing import Sequence
 
 from graders.checks import reach
 from graders.checks.finding import Finding, sorted_unique, summarize
-from graders.checks.legacy_reach import LegacySubmission
 
 __all__ = ["Finding", "LOOP_HINT", "Submission", "parse_cells", "summarize"]
 
@@ -40,10 +39,8 @@ class Submission:
     """The student's code cells, as statements that can be sliced per exercise."""
 
     def __init__(self, cells: Sequence[tuple[str, str]]):
-        self._source = list(cells)
         self.cells = [reach.parse_cell(label, source) for label, source in cells]
         self.statements = reach.statements(self.cells)
-        self._legacy: LegacySubmission | None = None
         self._slices: dict[str, tuple[list[reach.Statement], set[str]]] = {}
 
     def _slice(self, function: str) -> tuple[list[reach.Statement], set[str]]:
@@ -105,8 +102,3 @@ class Submission:
         findings += check_program([s.node for s in chosen], [s.cell.label for s in chosen], forbidden, loop_hint)
         return sorted_unique(findings)
 
-    def reach_findings(self) -> list[Finding]:
-        """The old notebook-wide reach rules; kept until the worker runs ``program_for`` (do not use)."""
-        if self._legacy is None:
-            self._legacy = LegacySubmission(self._source)
-        return self._legacy.reach_findings()

@@ -111,7 +111,7 @@ class GradingRun:
                 student.start()
             except WorkerFailure as exc:
                 return failed(f"the code of `{ex.name}` {exc}")
-            checks = ExerciseChecks(ex, student, reference, submission, [], exercise_seed(self.seed, ex.name),
+            checks = ExerciseChecks(ex, student, reference, submission, exercise_seed(self.seed, ex.name),
                                     timeouts, run=self, deadline=deadline)
             return checks.run()
 

@@ -68,7 +68,7 @@ def _count(checks, n: int) -> dict:
 def vectorized(checks):
     from graders.checks.parts import StudentError, Verdict
     ex = checks.ex
-    findings = checks.submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint) + checks.notebook_findings
+    findings = checks.submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint)
     if findings:
         return Verdict("vectorized", False, summarize(findings), {"findings": len(findings)})
     sizes = count_sizes(ex, checks.gen)

@@ -106,7 +106,7 @@ class Examples:
     def findings(self, fn=None) -> list[Finding]:
         """The grader's static findings over every cell the kernel ran."""
         submission = Submission(self.program(fn))
-        return submission.iteration_findings(self.name, self.forbidden, self.loop_hint) + submission.reach_findings()
+        return submission.iteration_findings(self.name, self.forbidden, self.loop_hint)
 
     def program(self, fn=None) -> list[tuple[str, str]]:
         """The kernel's cells (IPython's history); the function's own source when no cell defined it."""
