@@ -11,7 +11,7 @@ from graders.model.exercise import Assignment, Case, Example, Exercise, load_les
 from graders.model.inputs import lay_out, pick, rand
 
 V = load_variants(__file__)
-C = load_variants(__file__, "cases")
+CASES = load_variants(__file__, "cases")
 
 LESSON = load_lesson(__file__)
 
@@ -52,34 +52,34 @@ def box_iou(boxes1, boxes2):
 def box_iou_hidden(gen):
     for N, M in [(1, 1), (3, 5), (7, 2), (12, 9), (20, 20)]:
         for dtype in (torch.float32, torch.float64):
-            yield Case(f"random {dtype} boxes N={N}, M={M}", (C._boxes(gen, N, dtype), C._boxes(gen, M, dtype)))
+            yield Case(f"random {dtype} boxes N={N}, M={M}", (CASES._boxes(gen, N, dtype), CASES._boxes(gen, M, dtype)))
     for dtype in (torch.float32, torch.float64):
-        g = C._grid_boxes(gen, 6, dtype=dtype)
+        g = CASES._grid_boxes(gen, 6, dtype=dtype)
         yield Case(f"integer-corner boxes with ties and duplicates, {dtype}",
-                   (C._grid_boxes(gen, 9, dtype=dtype), torch.cat([g, g[:3]])))
-        outer, inner = C._nested(gen, 6, dtype)
+                   (CASES._grid_boxes(gen, 9, dtype=dtype), torch.cat([g, g[:3]])))
+        outer, inner = CASES._nested(gen, 6, dtype)
         yield Case(f"nested boxes (second set inside the first), {dtype}", (outer, inner))
         yield Case(f"nested boxes (first set inside the second), {dtype}", (inner, outer))
-    left = C._boxes(gen, 5, low=-20.0, span=5.0, side=4.0)
-    right = C._boxes(gen, 4, low=5.0, span=5.0, side=4.0)
+    left = CASES._boxes(gen, 5, low=-20.0, span=5.0, side=4.0)
+    right = CASES._boxes(gen, 4, low=5.0, span=5.0, side=4.0)
     yield Case("disjoint boxes", (left, right))
     a = torch.tensor([[0.0, 0.0, 2.0, 2.0], [0.0, 0.0, 1.0, 5.0]])
     b = torch.tensor([[2.0, 0.0, 4.0, 2.0], [0.0, 2.0, 2.0, 3.0], [3.0, 3.0, 4.0, 4.0]])
     yield Case("disjoint boxes that share an edge or a corner", (a, b))
-    b1 = C._boxes(gen, 7, torch.float64)
+    b1 = CASES._boxes(gen, 7, torch.float64)
     yield Case("identical box sets", (b1, b1.clone()))
-    d = C._degenerate(gen, 8)
+    d = CASES._degenerate(gen, 8)
     yield Case("zero-area boxes (points and segments) against themselves", (d, d.clone()))
-    yield Case("zero-area boxes against ordinary boxes", (C._degenerate(gen, 6), C._grid_boxes(gen, 5)))
-    yield Case("N = 0", (C._boxes(gen, 0), C._boxes(gen, 4)))
-    yield Case("M = 0", (C._boxes(gen, 3), C._boxes(gen, 0)))
-    yield Case("N = 0 and M = 0", (C._boxes(gen, 0, torch.float64), C._boxes(gen, 0, torch.float64)))
-    yield Case("large coordinates", (C._boxes(gen, 6, low=-500.0, span=1000.0, side=400.0),
-                                     C._boxes(gen, 8, low=-500.0, span=1000.0, side=400.0)))
+    yield Case("zero-area boxes against ordinary boxes", (CASES._degenerate(gen, 6), CASES._grid_boxes(gen, 5)))
+    yield Case("N = 0", (CASES._boxes(gen, 0), CASES._boxes(gen, 4)))
+    yield Case("M = 0", (CASES._boxes(gen, 3), CASES._boxes(gen, 0)))
+    yield Case("N = 0 and M = 0", (CASES._boxes(gen, 0, torch.float64), CASES._boxes(gen, 0, torch.float64)))
+    yield Case("large coordinates", (CASES._boxes(gen, 6, low=-500.0, span=1000.0, side=400.0),
+                                     CASES._boxes(gen, 8, low=-500.0, span=1000.0, side=400.0)))
     for layout in ("transposed", "sliced"):
-        yield Case(f"{layout} boxes", (C._boxes(gen, 6, layout=layout), C._boxes(gen, 5, layout=layout)))
+        yield Case(f"{layout} boxes", (CASES._boxes(gen, 6, layout=layout), CASES._boxes(gen, 5, layout=layout)))
     yield Case("transposed boxes1, sliced boxes2, float64",
-               (C._boxes(gen, 5, torch.float64, layout="transposed"), C._boxes(gen, 6, torch.float64, layout="sliced")))
+               (CASES._boxes(gen, 5, torch.float64, layout="transposed"), CASES._boxes(gen, 6, torch.float64, layout="sliced")))
 
 
 BOX_IOU = Exercise(
@@ -98,7 +98,7 @@ is 0. `N` or `M` may be 0. The result has the dtype of the inputs.""",
     half_loop=V.box_iou_half_loop,
     loop=box_iou_loop,
     hidden=box_iou_hidden,
-    sized=lambda gen, n: (C._boxes(gen, n), C._boxes(gen, n)),
+    sized=lambda gen, n: (CASES._boxes(gen, n), CASES._boxes(gen, n)),
     examples=(
         Example("reg = torch.tensor([[0., 1., 3., 3.], [1., 0., 3., 4.], [1., 0., 5., 2.], [-1., 0., 4., 2.]])\n"
                 "gt = torch.tensor([[2., 0., 5., 2.]])",
@@ -165,32 +165,32 @@ def match_anchors_hidden(gen):
     for N, M in [(1, 1), (4, 3), (9, 5), (16, 12), (30, 7)]:
         for dtype in (torch.float32, torch.float64):
             threshold = pick(gen, [0.1, 0.3, 0.5])
-            yield Case(f"random {dtype} boxes N={N}, M={M}", (C._boxes(gen, N, dtype), C._boxes(gen, M, dtype), threshold))
+            yield Case(f"random {dtype} boxes N={N}, M={M}", (CASES._boxes(gen, N, dtype), CASES._boxes(gen, M, dtype), threshold))
     for dtype in (torch.float32, torch.float64):
-        g = C._grid_boxes(gen, 5, dtype=dtype)
+        g = CASES._grid_boxes(gen, 5, dtype=dtype)
         gt = torch.cat([g, g[[1, 0, 3]], g[[1]]])
-        yield Case(f"duplicate gt boxes (ties), {dtype}", (C._grid_boxes(gen, 24, dtype=dtype), gt, 0.25))
+        yield Case(f"duplicate gt boxes (ties), {dtype}", (CASES._grid_boxes(gen, 24, dtype=dtype), gt, 0.25))
         yield Case(f"integer-corner boxes, threshold exactly reached, {dtype}",
-                   (C._grid_boxes(gen, 20, dtype=dtype), C._grid_boxes(gen, 6, dtype=dtype), 0.5))
-    anchors, gt = C._grid_boxes(gen, 12), C._grid_boxes(gen, 5)
+                   (CASES._grid_boxes(gen, 20, dtype=dtype), CASES._grid_boxes(gen, 6, dtype=dtype), 0.5))
+    anchors, gt = CASES._grid_boxes(gen, 12), CASES._grid_boxes(gen, 5)
     yield Case("threshold 0 (an IoU of 0 is enough)", (anchors, gt, 0.0))
-    far = C._boxes(gen, 6, low=50.0, span=10.0)
-    yield Case("threshold 0, anchors apart from every gt box", (far, C._grid_boxes(gen, 4), 0.0))
-    yield Case("anchors apart from every gt box", (far, C._grid_boxes(gen, 4), 0.3))
-    gt = C._grid_boxes(gen, 6, dtype=torch.float64)
-    anchors = torch.cat([gt[[2, 5]], C._grid_boxes(gen, 8, dtype=torch.float64), gt[[0]]])
+    far = CASES._boxes(gen, 6, low=50.0, span=10.0)
+    yield Case("threshold 0, anchors apart from every gt box", (far, CASES._grid_boxes(gen, 4), 0.0))
+    yield Case("anchors apart from every gt box", (far, CASES._grid_boxes(gen, 4), 0.3))
+    gt = CASES._grid_boxes(gen, 6, dtype=torch.float64)
+    anchors = torch.cat([gt[[2, 5]], CASES._grid_boxes(gen, 8, dtype=torch.float64), gt[[0]]])
     yield Case("threshold 1 (only identical boxes match)", (anchors, gt, 1.0))
-    d = C._degenerate(gen, 7)
-    yield Case("zero-area anchors and gt boxes", (d, torch.cat([C._degenerate(gen, 3), d[:2]]), 0.0))
-    yield Case("M = 0", (C._boxes(gen, 5), C._boxes(gen, 0), 0.5))
-    yield Case("M = 0, threshold 0", (C._boxes(gen, 3, torch.float64), C._boxes(gen, 0, torch.float64), 0.0))
-    yield Case("N = 0", (C._boxes(gen, 0), C._boxes(gen, 4), 0.5))
-    yield Case("N = 0 and M = 0", (C._boxes(gen, 0), C._boxes(gen, 0), 0.5))
+    d = CASES._degenerate(gen, 7)
+    yield Case("zero-area anchors and gt boxes", (d, torch.cat([CASES._degenerate(gen, 3), d[:2]]), 0.0))
+    yield Case("M = 0", (CASES._boxes(gen, 5), CASES._boxes(gen, 0), 0.5))
+    yield Case("M = 0, threshold 0", (CASES._boxes(gen, 3, torch.float64), CASES._boxes(gen, 0, torch.float64), 0.0))
+    yield Case("N = 0", (CASES._boxes(gen, 0), CASES._boxes(gen, 4), 0.5))
+    yield Case("N = 0 and M = 0", (CASES._boxes(gen, 0), CASES._boxes(gen, 0), 0.5))
     for layout in ("transposed", "sliced"):
         yield Case(f"{layout} anchors and gt boxes",
-                   (lay_out(C._grid_boxes(gen, 10), layout), lay_out(C._grid_boxes(gen, 6), layout), 0.3))
+                   (lay_out(CASES._grid_boxes(gen, 10), layout), lay_out(CASES._grid_boxes(gen, 6), layout), 0.3))
     yield Case("transposed anchors, sliced gt boxes, float64",
-               (C._boxes(gen, 9, torch.float64, layout="transposed"), C._boxes(gen, 4, torch.float64, layout="sliced"), 0.2))
+               (CASES._boxes(gen, 9, torch.float64, layout="transposed"), CASES._boxes(gen, 4, torch.float64, layout="sliced"), 0.2))
 
 
 MATCH_ANCHORS = Exercise(
@@ -213,7 +213,7 @@ notebook, and checks what your function calls as well) or compute the IoU here. 
     half_loop=V.match_anchors_half_loop,
     loop=match_anchors_loop,
     hidden=match_anchors_hidden,
-    sized=lambda gen, n: (C._grid_boxes(gen, n, grid=n), C._grid_boxes(gen, n, grid=n), 0.3),
+    sized=lambda gen, n: (CASES._grid_boxes(gen, n, grid=n), CASES._grid_boxes(gen, n, grid=n), 0.3),
     examples=(
         Example("anchors = torch.tensor([[0., 0., 2., 2.], [1., 1., 3., 3.], [5., 5., 6., 6.], [0., 0., 1., 4.]])\n"
                 "gt = torch.tensor([[0., 0., 2., 2.], [1., 1., 3., 3.], [1., 1., 3., 3.]])",
@@ -300,8 +300,8 @@ def roi_align_hidden(gen):
     for C, H, W, N, n in [(1, 5, 7, 3, 2), (3, 8, 6, 4, 3), (2, 12, 15, 6, 5), (4, 16, 10, 5, 7)]:
         for dtype in (torch.float32, torch.float64):
             yield Case(f"random {dtype} map C={C}, H={H}, W={W}, N={N} boxes, n={n}",
-                       (rand(gen, C, H, W, dtype=dtype), C._roi_boxes(gen, N, H, W, dtype), n))
-    yield Case("boxes mostly inside the map", (rand(gen, 2, 9, 11), C._roi_boxes(gen, 5, 9, 11, margin=0.0, side=3.0), 4))
+                       (rand(gen, C, H, W, dtype=dtype), CASES._roi_boxes(gen, N, H, W, dtype), n))
+    yield Case("boxes mostly inside the map", (rand(gen, 2, 9, 11), CASES._roi_boxes(gen, 5, 9, 11, margin=0.0, side=3.0), 4))
     lo = rand(gen, 4, 2, dtype=torch.float64, low=-4.0, scale=3.0)
     hi = rand(gen, 4, 2, dtype=torch.float64, low=1.0, scale=3.0) + torch.tensor([8.0, 7.0], dtype=torch.float64)
     yield Case("boxes larger than the map, crossing the border on every side",
@@ -312,23 +312,23 @@ def roi_align_hidden(gen):
         yield Case(f"boxes entirely outside the map, {dtype}", (rand(gen, 2, 8, 10, dtype=dtype), outside, 3))
     yield Case("boxes on the last row and column and past them",
                (rand(gen, 2, 6, 9), torch.tensor([[6.0, 3.0, 10.5, 7.2], [7.7, 4.6, 9.3, 5.9], [-1.4, 5.1, 2.0, 6.4]]), 4))
-    small = C._roi_boxes(gen, 6, 10, 10, margin=1.0, side=0.9)
+    small = CASES._roi_boxes(gen, 6, 10, 10, margin=1.0, side=0.9)
     yield Case("boxes smaller than a pixel", (rand(gen, 3, 10, 10), small, 3))
-    zero = C._roi_boxes(gen, 4, 8, 8, side=0.0)
+    zero = CASES._roi_boxes(gen, 4, 8, 8, side=0.0)
     yield Case("zero-size boxes", (rand(gen, 2, 8, 8, dtype=torch.float64), zero.double(), 2))
-    yield Case("n = 1", (rand(gen, 3, 9, 7), C._roi_boxes(gen, 5, 9, 7), 1))
-    yield Case("N = 0", (rand(gen, 2, 6, 5), C._roi_boxes(gen, 0, 6, 5), 3))
-    yield Case("C = 1, large n", (rand(gen, 1, 11, 13), C._roi_boxes(gen, 3, 11, 13), 9))
-    yield Case("a map of one row", (rand(gen, 2, 1, 9), C._roi_boxes(gen, 4, 1, 9, margin=1.5, side=3.0), 3))
-    yield Case("a map of one column", (rand(gen, 2, 8, 1), C._roi_boxes(gen, 4, 8, 1, margin=1.5, side=3.0), 3))
+    yield Case("n = 1", (rand(gen, 3, 9, 7), CASES._roi_boxes(gen, 5, 9, 7), 1))
+    yield Case("N = 0", (rand(gen, 2, 6, 5), CASES._roi_boxes(gen, 0, 6, 5), 3))
+    yield Case("C = 1, large n", (rand(gen, 1, 11, 13), CASES._roi_boxes(gen, 3, 11, 13), 9))
+    yield Case("a map of one row", (rand(gen, 2, 1, 9), CASES._roi_boxes(gen, 4, 1, 9, margin=1.5, side=3.0), 3))
+    yield Case("a map of one column", (rand(gen, 2, 8, 1), CASES._roi_boxes(gen, 4, 8, 1, margin=1.5, side=3.0), 3))
     yield Case("large boxes, the map much smaller",
-               (rand(gen, 2, 5, 4), C._roi_boxes(gen, 3, 5, 4, margin=10.0, side=30.0), 8))
+               (rand(gen, 2, 5, 4), CASES._roi_boxes(gen, 3, 5, 4, margin=10.0, side=30.0), 8))
     for layout in ("transposed", "sliced"):
         yield Case(f"{layout} map and boxes",
-                   (rand(gen, 3, 9, 12, layout=layout), C._roi_boxes(gen, 5, 9, 12, layout=layout), 4))
+                   (rand(gen, 3, 9, 12, layout=layout), CASES._roi_boxes(gen, 5, 9, 12, layout=layout), 4))
     yield Case("sliced map, transposed boxes, float64",
                (rand(gen, 2, 10, 7, dtype=torch.float64, layout="sliced"),
-                C._roi_boxes(gen, 4, 10, 7, torch.float64, layout="transposed"), 3))
+                CASES._roi_boxes(gen, 4, 10, 7, torch.float64, layout="transposed"), 3))
 
 
 ROI_ALIGN = Exercise(
@@ -356,7 +356,7 @@ output_size=n, spatial_scale=1.0, sampling_ratio=1, aligned=True)`. `N` may be 0
     half_loop=V.roi_align_half_loop,
     loop=roi_align_loop,
     hidden=roi_align_hidden,
-    sized=lambda gen, n: (rand(gen, 2, 24, 20), C._roi_boxes(gen, n, 24, 20), n),
+    sized=lambda gen, n: (rand(gen, 2, 24, 20), CASES._roi_boxes(gen, n, 24, 20), n),
     examples=(
         Example("ramp = torch.arange(25.).view(1, 5, 5)   # value 5 * y + x at row y, column x\n"
                 "boxes = torch.tensor([[1., 1., 3., 3.], [0.5, 1., 2.5, 2.]])",

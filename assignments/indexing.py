@@ -10,7 +10,7 @@ from graders.model.exercise import Assignment, Case, Example, Exercise, load_les
 from graders.model.inputs import rand, randint
 
 V = load_variants(__file__)
-C = load_variants(__file__, "cases")
+CASES = load_variants(__file__, "cases")
 
 LESSON = load_lesson(__file__)
 
@@ -34,19 +34,19 @@ def select_pairs(a, idx):
 def select_pairs_hidden(gen):
     for N, M, K in [(1, 1, 1), (3, 4, 5), (4, 3, 12), (7, 2, 9), (10, 10, 40)]:
         for dtype in (torch.float32, torch.float64):
-            yield Case(f"random {dtype} a [{N}, {M}], K = {K}", (rand(gen, N, M, dtype=dtype), C._index_pairs(gen, N, M, K)))
-    yield Case("int64 a", (randint(gen, -50, 50, 6, 5), C._index_pairs(gen, 6, 5, 10)))
-    yield Case("K = 0", (rand(gen, 4, 3), C._index_pairs(gen, 4, 3, 0)))
-    yield Case("many repeated pairs", (rand(gen, 2, 3), C._index_pairs(gen, 2, 3, 30)))
-    pairs = C._index_pairs(gen, 5, 6, 4)
+            yield Case(f"random {dtype} a [{N}, {M}], K = {K}", (rand(gen, N, M, dtype=dtype), CASES._index_pairs(gen, N, M, K)))
+    yield Case("int64 a", (randint(gen, -50, 50, 6, 5), CASES._index_pairs(gen, 6, 5, 10)))
+    yield Case("K = 0", (rand(gen, 4, 3), CASES._index_pairs(gen, 4, 3, 0)))
+    yield Case("many repeated pairs", (rand(gen, 2, 3), CASES._index_pairs(gen, 2, 3, 30)))
+    pairs = CASES._index_pairs(gen, 5, 6, 4)
     yield Case("every pair twice", (rand(gen, 5, 6), torch.cat([pairs, pairs.flip(0)])))
-    yield Case("a single row", (rand(gen, 1, 8), C._index_pairs(gen, 1, 8, 6)))
-    yield Case("a single column", (rand(gen, 8, 1), C._index_pairs(gen, 8, 1, 6)))
+    yield Case("a single row", (rand(gen, 1, 8), CASES._index_pairs(gen, 1, 8, 6)))
+    yield Case("a single column", (rand(gen, 8, 1), CASES._index_pairs(gen, 8, 1, 6)))
     for layout in ("transposed", "sliced"):
-        yield Case(f"{layout} a", (rand(gen, 6, 9, layout=layout), C._index_pairs(gen, 6, 9, 11)))
-        yield Case(f"{layout} idx", (rand(gen, 9, 6), C._index_pairs(gen, 9, 6, 11, layout=layout)))
+        yield Case(f"{layout} a", (rand(gen, 6, 9, layout=layout), CASES._index_pairs(gen, 6, 9, 11)))
+        yield Case(f"{layout} idx", (rand(gen, 9, 6), CASES._index_pairs(gen, 9, 6, 11, layout=layout)))
     yield Case("transposed int64 a, sliced idx",
-               (randint(gen, -9, 10, 5, 7, layout="transposed"), C._index_pairs(gen, 5, 7, 8, layout="sliced")))
+               (randint(gen, -9, 10, 5, 7, layout="transposed"), CASES._index_pairs(gen, 5, 7, 8, layout="sliced")))
 
 
 SELECT_PAIRS = Exercise(
@@ -62,7 +62,7 @@ entries, shape `[K]`: `out[k] = a[idx[k, 0], idx[k, 1]]`. Pairs may repeat,
     half_loop=V.select_pairs_half_loop,
     loop=select_pairs_loop,
     hidden=select_pairs_hidden,
-    sized=lambda gen, n: (rand(gen, n, n), C._index_pairs(gen, n, n, n * n)),
+    sized=lambda gen, n: (rand(gen, n, n), CASES._index_pairs(gen, n, n, n * n)),
     examples=(
         Example("a = torch.arange(12).view(3, 4)\nidx = torch.tensor([[1, 3], [2, 2], [0, 1]])",
                 "select_pairs(a, idx)"),
@@ -160,28 +160,28 @@ def rows_with_small_sum_hidden(gen):
     for N, M in [(1, 1), (2, 3), (8, 5), (15, 4), (30, 12)]:
         for dtype in (torch.float32, torch.float64):
             a = rand(gen, N, M, dtype=dtype)
-            yield Case(f"random {dtype} [{N}, {M}], float threshold", (a, C._clear_threshold(gen, a)))
+            yield Case(f"random {dtype} [{N}, {M}], float threshold", (a, CASES._clear_threshold(gen, a)))
     a = rand(gen, 12, 6, scale=3.0)
-    yield Case("float a, int threshold", (a, C._clear_threshold(gen, a, integer=True)))
+    yield Case("float a, int threshold", (a, CASES._clear_threshold(gen, a, integer=True)))
     a = randint(gen, -5, 6, 10, 4)
-    yield Case("int64 a, int threshold", (a, C._clear_threshold(gen, a, integer=True)))
-    yield Case("int64 a, float threshold", (a.clone(), C._clear_threshold(gen, a) + 0.25))
+    yield Case("int64 a, int threshold", (a, CASES._clear_threshold(gen, a, integer=True)))
+    yield Case("int64 a, float threshold", (a.clone(), CASES._clear_threshold(gen, a) + 0.25))
     a = randint(gen, -5, 6, 9, 3)
     ties = int(a.sum(1)[int(torch.randint(9, (1,), generator=gen))])
     yield Case("int64 a, a row sum equal to the threshold (not kept)", (a, ties))
     yield Case("float a, a row sum equal to the threshold (not kept)", (a.to(torch.float32), float(ties)))
     a = rand(gen, 7, 5)
-    yield Case("no row kept", (a, C._clear_threshold(gen, a, where="below")))
-    yield Case("every row kept", (a.clone(), C._clear_threshold(gen, a, where="above")))
+    yield Case("no row kept", (a, CASES._clear_threshold(gen, a, where="below")))
+    yield Case("every row kept", (a.clone(), CASES._clear_threshold(gen, a, where="above")))
     a = randint(gen, -5, 6, 6, 3)
-    yield Case("int64 a, no row kept", (a, C._clear_threshold(gen, a, integer=True, where="below")))
+    yield Case("int64 a, no row kept", (a, CASES._clear_threshold(gen, a, integer=True, where="below")))
     yield Case("N = 0", (rand(gen, 0, 4), 0.0))
     yield Case("M = 0", (rand(gen, 3, 0), 1))
     for layout in ("transposed", "sliced"):
         a = rand(gen, 10, 7, dtype=torch.float64, layout=layout)
-        yield Case(f"{layout} input", (a, C._clear_threshold(gen, a)))
+        yield Case(f"{layout} input", (a, CASES._clear_threshold(gen, a)))
         a = randint(gen, -5, 6, 8, 6, layout=layout)
-        yield Case(f"{layout} int64 input", (a, C._clear_threshold(gen, a, integer=True)))
+        yield Case(f"{layout} int64 input", (a, CASES._clear_threshold(gen, a, integer=True)))
 
 
 ROWS_WITH_SMALL_SUM = Exercise(

