@@ -10,15 +10,22 @@ is sanitized.
 import os
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds,
-                                    IgnorePattern, OverwriteKernelspec, SaveAutoGrades)
+from nbgrader.preprocessors import (
+                                    AssignLatePenalties,
+                                    CheckCellMetadata,
+                                    ClearOutput,
+                                    DeduplicateIds,
+                                    IgnorePattern,
+                                    OverwriteKernelspec,
+                                    SaveAutoGrades,
+)
 
 from graders.pipeline import intake
 from graders.pipeline.execute import ResilientExecute
-from graders.pipeline.verdicts import TrustedVerdicts
 from graders.pipeline.outputs import LimitOutputBytes
 from graders.pipeline.restore import RestoreGradeCells
 from graders.pipeline.sanitize import SanitizeMarkdown
+from graders.pipeline.verdicts import TrustedVerdicts
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
 here = os.path.dirname(os.path.abspath(__file__))

@@ -7,8 +7,8 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 This module is loaded by path as ``vecgrade_assignments.einops``, so the
 ``import einops`` below imports the real library, not this file.
 """
-import torch
 import einops
+import torch
 from einops import rearrange, reduce  # noqa: F401 - names of the preamble, used by students
 
 from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants

@@ -362,7 +362,7 @@ def nhwc_to_nchw_offsets(shape):
 
 def nhwc_to_nchw_offsets_hidden(gen):
     for _ in range(6):
-        yield Case("random sizes", (_as_sequence(gen, _ints(gen, 1, 6, 4)),))
+        yield Case("random sizes", (_as_sequence(gen, ints(gen, 1, 6, 4)),))
     yield Case("an RGB image, the seed's (1, H, W, 3)", ((1, 48, 40, 3),))
     yield Case("C = 1: the offsets need no reordering", ([2, 4, 5, 1],))
     yield Case("H = W = 1", ((3, 1, 1, 7),))

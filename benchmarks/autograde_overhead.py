@@ -17,8 +17,8 @@ from pathlib import Path
 import torch
 
 from graders.course.build import write_source
-from graders.course.grade import grade_class
 from graders.course.demo import make_course, submit_class
+from graders.course.grade import grade_class
 
 
 def main() -> None:

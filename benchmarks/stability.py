@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from graders.course.build import write_source
-from graders.course.grade import grade_class
 from graders.course.demo import make_course, submit_class
+from graders.course.grade import grade_class
 
 BUSY = "while True: pass"
 

@@ -11,11 +11,12 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from adversarial import CASES
 from graders.course.build import write_source
-from graders.course.grade import UNGRADED, grade_class
 from graders.course.demo import make_course
+from graders.course.grade import UNGRADED, grade_class
 from graders.model.exercise import PARTS
+
+from adversarial import CASES
 
 
 @pytest.fixture(scope="module")

@@ -3,15 +3,16 @@ import ast
 import inspect
 import re
 import subprocess
-import textwrap
 import sys
+import textwrap
 
 import nbformat
 import pytest
 
-from conftest import ROOT
 from graders.course.build import build_notebook, inputs_path, is_stale, notebook_path, render, render_inputs
 from graders.model.exercise import PARTS, load_course
+
+from conftest import ROOT
 
 COURSE = load_course(ROOT / "assignments")
 
@@ -94,8 +95,8 @@ def test_grade_cells_run_only_the_self_check_and_the_reference_stays_inside_the_
 
 def test_released_notebook_has_stubs_and_runs_its_examples(tmp_path, broadcasting):
     """Execute the student's release notebook: examples report 'not implemented', every grade cell fails."""
-    from graders.course.demo import make_course
     from graders.course.build import write_source
+    from graders.course.demo import make_course
     course = make_course(tmp_path / "course")
     write_source(course.root, broadcasting)
     with course.api() as api:

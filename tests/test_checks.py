@@ -4,12 +4,13 @@ import dataclasses
 import pytest
 import torch
 
-from conftest import program
 from graders.checks.parts import ExerciseChecks, Timeouts
-from graders.model.exercise import Assignment, Case, Exercise
-from graders.checks.submission import GradingRun, grade_submission
-from graders.sandbox.session import WorkerSession
 from graders.checks.static import Submission
+from graders.checks.submission import GradingRun, grade_submission
+from graders.model.exercise import Assignment, Case, Exercise
+from graders.sandbox.session import WorkerSession
+
+from conftest import program
 
 REF = "def batch_outer(a):\n    return a[:, :, None] * a[:, None, :]\n"
 LOOP = ("def batch_outer(a):\n    B, F = a.shape\n    out = torch.empty(B, F, F, dtype=a.dtype)\n"

@@ -3,11 +3,12 @@ import shutil
 
 import pytest
 
-from conftest import ROOT
 from graders.course.build import write_source
-from graders.course.grade import grade_class
 from graders.course.demo import make_course
+from graders.course.grade import grade_class
 from graders.model.exercise import PARTS, load_course
+
+from conftest import ROOT
 
 COURSE = load_course(ROOT / "assignments")
 

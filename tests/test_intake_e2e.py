@@ -10,12 +10,11 @@ import stat
 
 import nbformat
 import pytest
-from nbgrader.apps import NbGraderAPI
 
 from graders.course.build import write_source
 from graders.course.demo import make_course
 from graders.course.grade import grade_class
-from graders.course.roster import Persona, roster
+from graders.course.roster import Persona
 from graders.model.exercise import PARTS
 from graders.pipeline.intake import copy_regular_files, unsafe_entries
 

@@ -4,15 +4,14 @@ import struct
 import time
 
 import pytest
+from test_checks import REF, RUN, TOY, checks_with_static_view
 
-from conftest import program
 from graders.checks.parts import Timeouts
 from graders.checks.submission import GradingRun, grade_submission
 from graders.checks.vectorized import forbidden_ops_used
 from graders.sandbox.wire import recv_frame
-from test_checks import REF, RUN, TOY, checks_with_static_view
 
-
+from conftest import program
 
 
 def test_a_header_and_one_byte_do_not_block_the_reader():

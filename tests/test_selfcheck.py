@@ -10,11 +10,12 @@ import io
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from conftest import ROOT
 from graders.course.build import build_notebook
 from graders.model.notebook import answer_id
 from graders.student import work
 from graders.student.selfcheck import check_loops, expect
+
+from conftest import ROOT
 
 GOOD = "def batch_outer(a):\n    return a[:, :, None] * a[:, None, :]\n"
 LOOP = ("def batch_outer(a):\n    B, F = a.shape\n    out = torch.empty(B, F, F, dtype=a.dtype)\n"

@@ -62,6 +62,7 @@ def submission_notebook(release, assignment, answers, before):
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     from graders.model.exercise import load_assignment
+
     from conftest import ROOT
     assignment = load_assignment(ROOT / "assignments" / "broadcasting.py")
     course = make_course(tmp_path_factory.mktemp("parity") / "course")

@@ -10,9 +10,10 @@ import dataclasses
 import pytest
 import torch
 
-from conftest import ROOT
 from graders.course.validate import python_list_source, validate_assignment
 from graders.model.exercise import load_course
+
+from conftest import ROOT
 
 COURSE = load_course(ROOT / "assignments")
 

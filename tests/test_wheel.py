@@ -11,8 +11,9 @@ import zipfile
 
 import pytest
 
-from conftest import ROOT
 from graders.model.exercise import load_course
+
+from conftest import ROOT
 
 COURSE = load_course(ROOT / "assignments")
 EXERCISES = [ex for a in COURSE.values() for ex in a.exercises]

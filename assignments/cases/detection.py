@@ -3,6 +3,7 @@ import torch
 
 from graders.model.inputs import lay_out, rand, randint
 
+
 def _boxes(gen, n, dtype=torch.float32, low=-5.0, span=10.0, side=6.0, layout="contiguous"):
     """``n`` random boxes (x1, y1, x2, y2): corners uniform in [low, low + span), sides in [0, side)."""
     x1 = rand(gen, n, dtype=torch.float64, low=low, scale=span)

@@ -1,6 +1,7 @@
 """Input generators of the indexing assignment's hidden cases (moved out to keep the file short)."""
 from graders.model.inputs import pick, randint
 
+
 def _index_pairs(gen, N, M, K, layout="contiguous"):
     """An int64 [K, 2] tensor of (row, column) pairs inside an [N, M] matrix, stored as ``layout`` says."""
     idx = randint(gen, 0, 1 << 30, K, 2, layout=layout)

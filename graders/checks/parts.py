@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 import torch
 
 from graders.checks.compare import describe_args, mismatch
+from graders.checks.static import Submission
 from graders.model.exercise import Case, Exercise
 from graders.sandbox.session import WorkerFailure, WorkerSession
 from graders.sandbox.shared import SharedArgs
-from graders.checks.static import Submission
 
 
 @dataclass

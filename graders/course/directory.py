@@ -59,7 +59,7 @@ class Course:
     def submitted_students(self, assignment: str) -> list[str]:
         base = self.root / "submitted"
         return sorted(p.name for p in base.glob(f"*/{assignment}") if p.is_dir()) if base.exists() else []
-    
+
     def part_scores(self, assignment: Assignment) -> dict[str, dict[str, float | None]]:
         """{student: {grade_id: score}} for every student with a submission in the gradebook."""
         ids = [ex.grade_id(p) for ex in assignment.exercises for p in PARTS]

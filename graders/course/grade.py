@@ -11,10 +11,9 @@ import time
 import warnings
 from dataclasses import dataclass
 
-from sqlalchemy.exc import SAWarning
-
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from sqlalchemy.exc import SAWarning
 
 from graders.checks.submission import GradingRun
 from graders.course.directory import Course

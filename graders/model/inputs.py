@@ -61,7 +61,7 @@ def random_cases(gen: torch.Generator, shapes, dtypes=(torch.float32, torch.floa
     The arguments are ``make(gen, *shape, dtype=dtype)`` (a tuple), by default one ``rand`` tensor
     of that shape (``kwargs`` go to ``rand``): the common "random inputs" block of a hidden generator.
     """
-    from graders.model.exercise import Case   # the model imports this module: import late
+    from graders.model.exercise import Case  # the model imports this module: import late
     for shape in shapes:
         for dtype in dtypes:
             args = make(gen, *shape, dtype=dtype) if make else (rand(gen, *shape, dtype=dtype, **kwargs),)

@@ -18,8 +18,8 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Instance, Integer, Unicode
 
 from graders.checks.parts import Timeouts, Verdict
-from graders.model.exercise import PARTS, load_assignment
 from graders.checks.submission import GradingRun
+from graders.model.exercise import PARTS, load_assignment
 from graders.model.notebook import grade_id_of, submission_cells
 from graders.sandbox.policy import Sandbox
 

@@ -24,7 +24,6 @@ from traitlets import Bool, Integer, List, Unicode
 from traitlets.config import Configurable
 
 import graders
-from graders import KIT_ROOT
 from graders.sandbox.jail import unshare_command
 from graders.sandbox.session import Limits
 

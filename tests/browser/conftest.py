@@ -6,7 +6,6 @@ Screenshots go to ``browser-screenshots/`` at the kit's root (gitignored) for pe
 from __future__ import annotations
 
 import pytest
-
 from lab import CHROMIUM
 
 

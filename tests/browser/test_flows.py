@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 import shutil
-from pathlib import Path
 
 import nbformat
 import pytest
+from lab import jupyter_lab, shot
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from typer.testing import CliRunner
 
@@ -19,8 +19,6 @@ from graders.course.build import write_source
 from graders.course.demo import make_course, submit_class
 from graders.course.grade import grade_class
 from graders.course.roster import loop_answer, roster
-
-from lab import jupyter_lab, shot
 
 CLASS = ("ada", "bob")
 NOTEBOOK = "broadcasting.ipynb"
