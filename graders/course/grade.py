@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import nbformat
+from nbformat.validator import MissingIDFieldWarning
 from nbgrader.preprocessors import SaveAutoGrades
 from sqlalchemy.exc import SAWarning
 
@@ -69,7 +70,7 @@ def _autograde(api, assignment: str, student: str) -> StudentResult:
     except Exception as exc:  # noqa: BLE001 - one bad submission never stops the batch
         result = {"success": False, "error": f"{type(exc).__name__}: {exc}"}
     ok, skipped = bool(result.get("success")), _skipped(result)
-    reason = skipped if ok else _reason(result)
+    reason = "; ".join(r for r in (skipped, "" if ok else _reason(result)) if r)
     return StudentResult(student, ok and not skipped, time.perf_counter() - start, reason)
 
 
@@ -79,6 +80,7 @@ def grade_class(course: Course, assignment: str, students: list[str], plain: boo
     """Grade ``students``' submissions of ``assignment``: serially (``jobs=1``), on ``jobs`` local
     processes, or on the Dask cluster at ``scheduler``; ``plain`` is nbgrader alone (benchmarks)."""
     warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader 0.9.6's own session bookkeeping
+    warnings.filterwarnings("ignore", category=MissingIDFieldWarning)  # students' notebooks, nbgrader fixes them
     if plain:
         results = []
         with course.api(plain, confined) as api, _progress(console, assignment, len(students)) as progress:
@@ -176,6 +178,9 @@ def _grade_split(course: Course, assignment: str, students: list[str], console: 
     definitions = definitions_path.read_text() if definitions_path.exists() else ""
     with course.api(confined=confined):
         work = {s: _sanitized_jobs(course, config, assignment, s, expensive, seed, definitions) for s in students}
+    if scheduler:  # a Dask worker may be on another machine: the kernel runs in a private scratch folder
+        for job in (j for js in work.values() for j in js):
+            job.path = None
     run: Callable[[list[GradingJob]], Iterator[Outcome]]
     if scheduler:
         run = lambda js: _run_dask(js, scheduler)  # noqa: E731
