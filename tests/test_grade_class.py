@@ -88,3 +88,35 @@ def test_unknown_names_exit_2_and_leave_no_trace(tmp_path):
     proc = vecgrade(course, "grade", "nosuch")
     assert proc.returncode == 2 and "broadcasting" in proc.stdout, proc.stdout + proc.stderr
     assert vecgrade(course, "grade", "broadcasting", "-s", "ada", "--jobs", "1").returncode == 0
+
+
+class DieOnce:
+    """A grading step whose process dies the first time (a marker file remembers), then succeeds."""
+
+    def __init__(self, config=None):
+        pass
+
+    def __call__(self, nb, resources):
+        marker = Path(resources["metadata"]["path"]) / "died"
+        if not marker.exists() or marker.read_text() == "always":
+            marker.write_text(marker.read_text() if marker.exists() else "once")
+            os._exit(1)
+        nb.cells[0].source = "survived"
+        return nb, resources
+
+
+@pytest.mark.parametrize("dies", ["once", "always"])
+def test_a_grading_process_that_dies_costs_a_retry_then_a_reported_submission(tmp_path, dies):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+    from graders.course.grade import _run_pool
+    from graders.pipeline.precomputed import GradingJob
+    if dies == "always":
+        (tmp_path / "died").write_text("always")
+    job = GradingJob("ada", "broadcasting", "broadcasting", nbformat.writes(new_notebook(cells=[new_code_cell("x")])),
+                     "", [DieOnce], path=str(tmp_path))
+    [(_, graded, _, error)] = list(_run_pool([job], 1))
+    if dies == "once":
+        assert graded is not None and nbformat.reads(graded, as_version=4).cells[0].source == "survived", error
+    else:
+        assert graded is None and "died" in error

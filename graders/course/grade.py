@@ -19,6 +19,7 @@ import tempfile
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
@@ -136,16 +137,26 @@ def _run_here(jobs: list[GradingJob]) -> Iterator[Outcome]:
             yield job, None, 0.0, f"{type(exc).__name__}: {exc}"
 
 
-def _run_pool(jobs: list[GradingJob], n: int) -> Iterator[Outcome]:
-    """``n`` fresh (spawned) processes; each keeps its reference worker warm across submissions."""
+def _run_pool(jobs: list[GradingJob], n: int, retry: bool = True) -> Iterator[Outcome]:
+    """``n`` fresh (spawned) processes; each keeps its reference worker warm across submissions.
+
+    A process that dies breaks the whole pool; its unfinished jobs run once more in a fresh one."""
+    broken = []
     with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {pool.submit(_timed, job): job for job in jobs}
         for future in as_completed(futures):
             try:
                 graded, seconds = future.result()
                 yield futures[future], graded, seconds, ""
-            except Exception as exc:  # noqa: BLE001 - includes a grading process that died
-                yield futures[future], None, 0.0, f"grading process failed: {type(exc).__name__}: {exc}"
+            except BrokenProcessPool as exc:
+                if retry:
+                    broken.append(futures[future])
+                else:
+                    yield futures[future], None, 0.0, f"its grading process died ({exc})"
+            except Exception as exc:  # noqa: BLE001 - one bad submission never stops the batch
+                yield futures[future], None, 0.0, f"grading failed: {type(exc).__name__}: {exc}"
+    if broken:
+        yield from _run_pool(broken, n, retry=False)
 
 
 def _run_dask(jobs: list[GradingJob], scheduler: str) -> Iterator[Outcome]:
