@@ -1,6 +1,7 @@
 """Shared fixtures: the course's definitions, and small programs to grade."""
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -107,3 +108,10 @@ def dask_scheduler():
         yield address
     finally:
         _stop(processes)
+
+
+def pytest_configure(config):
+    """A run stopped by SIGTERM (a CI timeout) still tears down its fixtures: PostgreSQL, Dask."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, interrupt)
