@@ -88,6 +88,7 @@ def grade(assignment: str, course: Path = COURSE,
           plain: bool = typer.Option(False, help="nbgrader's pipeline without vecgrade's checks (benchmarks only).")):
     """Autograde every submission of ASSIGNMENT through nbgrader, with a progress bar; exit 1 if any failed."""
     import time
+
     from graders.course.grade import grade_class
     c = _course(course)
     submitted = c.submitted_students(assignment)

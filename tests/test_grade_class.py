@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import make_demo_class
+
 from graders.course.demo import deserved_table
 
 pytestmark = pytest.mark.e2e
@@ -109,6 +109,7 @@ class DieOnce:
 def test_a_grading_process_that_dies_costs_a_retry_then_a_reported_submission(tmp_path, dies):
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
+
     from graders.course.grade import _run_pool
     from graders.pipeline.precomputed import GradingJob
     if dies == "always":

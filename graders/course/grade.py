@@ -27,10 +27,9 @@ from typing import Callable, Iterator
 import nbformat
 from nbformat.validator import MissingIDFieldWarning
 from nbgrader.preprocessors import SaveAutoGrades
-from sqlalchemy.exc import SAWarning
-
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from sqlalchemy.exc import SAWarning
 
 from graders.course.directory import Course
 from graders.pipeline.precomputed import GradingJob, PutBackPrecomputed, execute_and_judge
