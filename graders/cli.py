@@ -147,16 +147,34 @@ def validate(assignments: Optional[list[str]] = typer.Argument(None, help="Assig
 @app.command()
 def grade(assignment: str, course: Path = COURSE,
           student: Optional[list[str]] = typer.Option(None, "--student", "-s", help="Only these students."),
+          jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", "-j", min=1,
+                                   help="Submissions graded at once on this machine (default: number of cores)."),
+          scheduler: Optional[str] = typer.Option(None, help="Grade on this Dask cluster (tcp://HOST:PORT)."),
           plain: bool = typer.Option(False, help="nbgrader's pipeline without vecgrade's checks (benchmarks only).")):
-    """Autograde every submission of ASSIGNMENT through nbgrader, with a progress bar."""
+    """Autograde every submission of ASSIGNMENT through nbgrader, with a progress bar; exit 1 if any failed."""
+    import time
+
     from graders.course.grade import grade_class
     c = _course(course)
-    results = grade_class(c, assignment, student or c.submitted_students(assignment), plain=plain, console=console)
+    submitted = c.submitted_students(assignment)
+    if assignment not in c.assignments:
+        console.print(f"[red]no assignment {assignment!r}; choose one of: {', '.join(c.assignments)}[/red]")
+        raise typer.Exit(2)
+    unknown = [s for s in student or [] if s not in submitted]
+    if unknown:
+        console.print(f"[red]no submission of {assignment} from {', '.join(unknown)}; students who submitted: "
+                      f"{', '.join(submitted) or 'none'}[/red]")
+        raise typer.Exit(2)
+    start = time.perf_counter()
+    results = grade_class(c, assignment, student or submitted, plain=plain, console=console,
+                          jobs=jobs, scheduler=scheduler)
     bad = [r for r in results if not r.success]
     for r in bad:
         console.print(f"[red]could not grade {r.student}[/red]: {r.reason}")
     console.print(f"graded {len(results) - len(bad)} of {len(results)} submissions "
-                  f"in {sum(r.seconds for r in results):.1f} s")
+                  f"in {time.perf_counter() - start:.1f} s")
+    if bad or not results:
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -1,4 +1,11 @@
 """Shared fixtures: the course's definitions, and small programs to grade."""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,3 +23,95 @@ def broadcasting():
 def program(assignment, **answers):
     """A submission: the preamble, then one cell per answer source."""
     return [("preamble", assignment.preamble)] + [(f"your `{name}` cell", src) for name, src in answers.items()]
+
+
+def make_demo_class(directory: Path, assignment: str = "broadcasting", extra_config: str = ""):
+    """A course folder as the README's workflow leaves it: built, released, the demo class submitted."""
+    from graders.course.build import write_source
+    from graders.course.demo import make_course, submit_class
+    course = make_course(directory)
+    if extra_config:
+        with open(course.root / "nbgrader_config.py", "a") as f:
+            f.write("\n" + extra_config + "\n")
+    for a in course.assignments.values():
+        write_source(course.root, a)
+    with course.api() as api:
+        assert api.generate_assignment(assignment)["success"]
+        assert api.release_assignment(assignment)["success"]
+    return course, submit_class(course, assignment)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _postgres_bin() -> Path:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if found:
+        return found[-1].parent
+    if shutil.which("initdb"):
+        return Path(shutil.which("initdb")).parent
+    pytest.fail("PostgreSQL's initdb is missing: `apt-get install postgresql` (Debian), or run `make test` as root")
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A throwaway PostgreSQL cluster in a temporary folder, run by an unprivileged user; stopped at the end."""
+    bindir = _postgres_bin()
+    folder = Path(tempfile.mkdtemp(prefix="vecgrade-pg-"))
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # PostgreSQL refuses to run as root
+        os.chmod(folder, 0o755)
+        os.chown(folder, 65534, 65534)
+        as_user = ["runuser", "-u", "nobody", "--"]
+    data, port = folder / "data", _free_port()
+    ctl = as_user + [str(bindir / "pg_ctl"), "-D", str(data), "-w"]
+    try:
+        subprocess.run(as_user + [str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "vecgrade",
+                                  "--no-sync"], check=True, capture_output=True)
+        subprocess.run(ctl + ["-l", str(folder / "log"), "-o",
+                              f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off", "start"],
+                       check=True, capture_output=True)
+        yield f"postgresql+psycopg2://vecgrade@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(ctl + ["-m", "immediate", "stop"], capture_output=True)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _stop(processes: list[subprocess.Popen]) -> None:
+    for p in processes:
+        p.terminate()
+    for p in processes:
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+@pytest.fixture(scope="session")
+def dask_scheduler():
+    """A Dask scheduler and two single-threaded workers, each its own process on localhost; stopped at the end."""
+    from distributed import Client
+    dask = str(Path(sys.executable).with_name("dask"))
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    processes = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
+                                   "--no-dashboard"], **quiet)]
+    try:
+        processes += [subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--no-dashboard",
+                                        "--name", f"w{i}"], **quiet) for i in range(2)]
+        with Client(address, timeout="60s") as client:
+            client.wait_for_workers(2, timeout=120)
+        yield address
+    finally:
+        _stop(processes)
+
+
+def pytest_configure(config):
+    """A run stopped by SIGTERM (a CI timeout) still tears down its fixtures: PostgreSQL, Dask."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, interrupt)

@@ -32,7 +32,9 @@ class Course:
 
     @property
     def db_url(self) -> str:
-        return "sqlite:///" + str(self.root / "gradebook.db")
+        """The gradebook nbgrader uses: ``CourseDirectory.db_url`` from the course's config, else SQLite."""
+        url = self.config().CourseDirectory.get("db_url")
+        return url if isinstance(url, str) and url else "sqlite:///" + str(self.root / "gradebook.db")
 
     def config(self, plain: bool = False, confined: bool = True):
         """The course's nbgrader config; for benchmarks, ``plain`` drops vecgrade's steps and
@@ -46,19 +48,20 @@ class Course:
         return config
 
     @contextmanager
-    def api(self, plain: bool = False, confined: bool = True):
-        """nbgrader's API, run with the course root as working directory."""
+    def api(self, plain: bool = False, confined: bool = True, config=None):
+        """nbgrader's API, run with the course root as working directory (on ``config`` if given)."""
         _put_scripts_on_path()
         old = os.getcwd()
         os.chdir(self.root)
         try:
-            yield NbGraderAPI(config=self.config(plain, confined))
+            yield NbGraderAPI(config=config if config is not None else self.config(plain, confined))
         finally:
             os.chdir(old)
 
     def submitted_students(self, assignment: str) -> list[str]:
+        """Every student with a folder ``submitted/<student>/<assignment>/``."""
         base = self.root / "submitted"
-        return sorted(p.name for p in base.glob(f"*/{assignment}") if p.is_dir()) if base.exists() else []
+        return sorted(p.parent.name for p in base.glob(f"*/{assignment}") if p.is_dir()) if base.exists() else []
 
     def part_scores(self, assignment: Assignment) -> dict[str, dict[str, float | None]]:
         """{student: {grade_id: score}} for every student with a submission in the gradebook."""

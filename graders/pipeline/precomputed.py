@@ -1,0 +1,118 @@
+"""Grading split in two: the expensive steps as a pure function, and the step that puts their result back.
+
+Running a student's kernel and deciding verdicts takes seconds; recording the
+result in the gradebook takes milliseconds but must happen in one process, or
+SQLite answers "database is locked" and rows get lost or duplicated. So
+``execute_and_judge`` runs the expensive autograde steps on a sanitized
+notebook anywhere (a local worker process, a Dask worker on another machine):
+notebook in, graded notebook out, nothing read from or written to the course
+folder. The coordinator then runs nbgrader's own autograde with those steps
+replaced by ``PutBackPrecomputed``, which swaps in the precomputed notebook.
+Results are keyed by a hash of the sanitized notebook, so a result computed
+for another version of a submission is never used.
+"""
+from __future__ import annotations
+
+import atexit
+import copy
+import hashlib
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Unicode
+from traitlets.config import Config
+
+from graders.checks.submission import GradingRun
+
+
+def notebook_key(nb: NotebookNode) -> str:
+    """A hash of what grading depends on: each cell's type, source and nbgrader metadata."""
+    cells = [(c.cell_type, c.source, c.get("metadata", {}).get("nbgrader")) for c in nb.cells]
+    return hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()[:32]
+
+
+@dataclass
+class GradingJob:
+    """All one submission's expensive steps need, shipped with the task (no shared folder)."""
+    student: str
+    assignment: str
+    notebook_id: str
+    notebook: str  # the sanitized notebook, as JSON
+    definitions: str  # source of assignments/<assignment>.py
+    steps: list  # the preprocessor classes to run, in order
+    config: Config = field(default_factory=Config)
+    seed: int = 0  # the hidden cases' seed: one per grading run, shared by every job
+    path: str | None = None  # the kernel's working folder; a private temporary one if None
+
+    @property
+    def key(self) -> str:
+        return notebook_key(nbformat.reads(self.notebook, as_version=4))
+
+
+def _definitions_folder(assignment: str, source: str) -> Path:
+    """A folder holding the definitions, named by their content so a process never mixes two versions."""
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    folder = Path(tempfile.gettempdir()) / f"vecgrade-definitions-{digest}"
+    path = folder / f"{assignment}.py"
+    if not path.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{assignment}.py.part"
+        tmp.write_text(source)
+        tmp.replace(path)
+    return folder
+
+
+_runs: dict[int, GradingRun] = {}  # this process's share of each grading run (a run is one seed)
+
+
+def _grading_run(seed: int) -> GradingRun:
+    """The run a job belongs to, kept for the life of this process: its reference workers stay warm and the
+    loop versions are timed once per process, not once per notebook (GradingRun keys them by content)."""
+    if seed not in _runs:
+        _runs[seed] = GradingRun(seed)
+    return _runs[seed]
+
+
+@atexit.register
+def _close_runs() -> None:
+    for run in _runs.values():
+        run.close()
+    _runs.clear()
+
+
+def execute_and_judge(job: GradingJob) -> str:
+    """Run ``job.steps`` (execute, verdicts, ...) on the job's notebook; return the graded notebook as JSON."""
+    config = copy.deepcopy(job.config)
+    config.TrustedVerdicts.assignments_dir = str(_definitions_folder(job.assignment, job.definitions))
+    config.TrustedVerdicts.seed = job.seed
+    config.TrustedVerdicts.run = _grading_run(job.seed)
+    nb = nbformat.reads(job.notebook, as_version=4)
+    with tempfile.TemporaryDirectory(prefix="vecgrade-job-") as scratch:
+        resources = {"unique_key": job.notebook_id, "metadata": {"path": job.path or scratch},
+                     "nbgrader": {"student": job.student, "assignment": job.assignment,
+                                  "notebook": job.notebook_id}}
+        for step in job.steps:
+            nb, resources = step(config=config)(nb, resources)
+    return nbformat.writes(nb)
+
+
+class PrecomputedMissing(RuntimeError):
+    pass
+
+
+class PutBackPrecomputed(NbGraderPreprocessor):
+    """Replace the notebook by its graded version computed elsewhere (found by ``notebook_key``)."""
+
+    results_dir = Unicode("", help="Folder of <notebook_key>.ipynb files written by the coordinator").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        path = Path(self.results_dir) / f"{notebook_key(nb)}.ipynb"
+        if not path.exists():
+            raise PrecomputedMissing(f"no graded result for this version of {resources['unique_key']}.ipynb "
+                                     "(its grading failed or the submission changed meanwhile)")
+        return nbformat.read(path, as_version=4), resources

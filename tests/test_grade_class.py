@@ -1,0 +1,123 @@
+"""`vecgrade grade` on the demo class, as the README runs it, and the same marks serially, on two
+processes, on a Dask cluster and into PostgreSQL (all started by the fixtures)."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import make_demo_class
+
+from graders.course.demo import deserved_table
+
+pytestmark = pytest.mark.e2e
+SEED = "c.TrustedVerdicts.seed = 7  # the same hidden cases in every course of this test"
+SOME = ["ada", "bob", "dee", "fay"]  # all marks, loops, partly right, a cheat
+
+
+def vecgrade(course, *args):
+    """The command as a teacher types it: `vecgrade` from PATH, in the course folder."""
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+               COLUMNS="200")
+    return subprocess.run(["vecgrade", *args], cwd=course.root, env=env, capture_output=True, text=True,
+                          timeout=1200)
+
+
+def marks(course, students):
+    scores = course.part_scores(course.assignments["broadcasting"])
+    return {s: scores[s] for s in students}
+
+
+@pytest.fixture(scope="module")
+def readme_course(tmp_path_factory):
+    course, students = make_demo_class(tmp_path_factory.mktemp("readme") / "course", extra_config=SEED)
+    return course, students, vecgrade(course, "grade", "broadcasting")
+
+
+def test_the_readme_command_grades_the_whole_class_as_deserved(readme_course):
+    course, students, proc = readme_course
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"graded {len(students)} of {len(students)} submissions" in proc.stdout
+    table, wrong = deserved_table(course, "broadcasting")
+    assert set(course.part_scores(course.assignments["broadcasting"])) == set(students)
+    assert wrong == 0
+
+
+def test_serial_and_two_jobs_give_the_same_marks_and_report_what_failed(readme_course, tmp_path):
+    reference = marks(readme_course[0], SOME)
+    course, _ = make_demo_class(tmp_path / "course", extra_config=SEED)
+    bad = course.root / "submitted" / "zed" / "broadcasting"
+    bad.mkdir(parents=True)
+    shutil.copy(course.root / "release" / "broadcasting" / "broadcasting.ipynb", bad / "broadcasting (1).ipynb")
+    serial = vecgrade(course, "grade", "broadcasting", "--jobs", "1", *[a for s in SOME for a in ("-s", s)])
+    assert serial.returncode == 0, serial.stdout + serial.stderr
+    assert marks(course, SOME) == reference
+    # regraded, two at once: the same marks, no duplicated or lost rows, the bad one named
+    parallel = vecgrade(course, "grade", "broadcasting", "--jobs", "2")
+    assert parallel.returncode == 1, parallel.stdout + parallel.stderr
+    assert "could not grade zed" in parallel.stdout
+    assert "Skipping unknown notebook broadcasting (1).ipynb" in parallel.stdout
+    assert "Traceback" not in parallel.stdout + parallel.stderr
+    assert marks(course, SOME) == reference
+    assert "zed" not in course.part_scores(course.assignments["broadcasting"])
+
+
+def test_dask_into_postgresql_gives_the_same_marks(readme_course, tmp_path, dask_scheduler, postgres_url):
+    reference = marks(readme_course[0], SOME)
+    course, _ = make_demo_class(tmp_path / "course",
+                                extra_config=f"{SEED}\nc.CourseDirectory.db_url = {postgres_url!r}")
+    assert course.db_url == postgres_url
+    proc = vecgrade(course, "grade", "broadcasting", "--scheduler", dask_scheduler,
+                    *[a for s in SOME for a in ("-s", s)])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert marks(course, SOME) == reference
+    assert not (course.root / "gradebook.db").exists()
+
+
+def test_unknown_names_exit_2_and_leave_no_trace(tmp_path):
+    course, students = make_demo_class(tmp_path / "course")
+    before = set(course.part_scores(course.assignments["broadcasting"]))
+    proc = vecgrade(course, "grade", "broadcasting", "-s", "nobody")
+    assert proc.returncode == 2 and "nobody" in proc.stdout and "ada" in proc.stdout, proc.stdout + proc.stderr
+    assert len(proc.stdout.strip().splitlines()) <= 2 and "Traceback" not in proc.stderr
+    assert set(course.part_scores(course.assignments["broadcasting"])) == before
+    from nbgrader.api import Gradebook
+    with Gradebook(course.db_url) as gb:
+        assert "nobody" not in {s.id for s in gb.students}
+    proc = vecgrade(course, "grade", "nosuch")
+    assert proc.returncode == 2 and "broadcasting" in proc.stdout, proc.stdout + proc.stderr
+    assert vecgrade(course, "grade", "broadcasting", "-s", "ada", "--jobs", "1").returncode == 0
+
+
+class DieOnce:
+    """A grading step whose process dies the first time (a marker file remembers), then succeeds."""
+
+    def __init__(self, config=None):
+        pass
+
+    def __call__(self, nb, resources):
+        marker = Path(resources["metadata"]["path"]) / "died"
+        if not marker.exists() or marker.read_text() == "always":
+            marker.write_text(marker.read_text() if marker.exists() else "once")
+            os._exit(1)
+        nb.cells[0].source = "survived"
+        return nb, resources
+
+
+@pytest.mark.parametrize("dies", ["once", "always"])
+def test_a_grading_process_that_dies_costs_a_retry_then_a_reported_submission(tmp_path, dies):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from graders.course.grade import _run_pool
+    from graders.pipeline.precomputed import GradingJob
+    if dies == "always":
+        (tmp_path / "died").write_text("always")
+    job = GradingJob("ada", "broadcasting", "broadcasting", nbformat.writes(new_notebook(cells=[new_code_cell("x")])),
+                     "", [DieOnce], path=str(tmp_path))
+    [(_, graded, _, error)] = list(_run_pool([job], 1))
+    if dies == "once":
+        assert graded is not None and nbformat.reads(graded, as_version=4).cells[0].source == "survived", error
+    else:
+        assert graded is None and "died" in error
