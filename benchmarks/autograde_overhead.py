@@ -44,7 +44,8 @@ def main() -> None:
               f"torch threads {torch.get_num_threads()})")
     for label, *_ in runs[1:]:
         print(f"{label} / plain nbgrader: {per_notebook[label] / per_notebook['plain nbgrader']:.2f}x")
-    print(f"confinement adds {per_notebook['checks, confined'] - per_notebook['checks, unconfined']:+.2f} s per notebook")
+    added = per_notebook['checks, confined'] - per_notebook['checks, unconfined']
+    print(f"confinement adds {added:+.2f} s per notebook")
 
 
 if __name__ == "__main__":

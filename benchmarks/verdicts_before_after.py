@@ -73,7 +73,8 @@ def main() -> None:
                                  capture_output=True, text=True, check=True)
             figures = json.loads(out.stdout.strip().splitlines()[-1])
             results[label].append(figures["per_notebook"])
-            print(f"{label:6s} {figures['per_notebook']:6.2f} s per notebook ({len(paths)} notebooks; {figures['status']})",
+            print(f"{label:6s} {figures['per_notebook']:6.2f} s per notebook "
+                  f"({len(paths)} notebooks; {figures['status']})",
                   flush=True)
     best = {k: min(v) for k, v in results.items()}
     print(f"after / before (best round each): {best['after'] / best['before']:.2f}x")

@@ -180,7 +180,8 @@ def grade(assignment: str, course: Path = COURSE,
 @app.command()
 def report(assignment: str, course: Path = COURSE,
            csv_path: Optional[Path] = typer.Option(None, "--csv", help="Also write the table as CSV (parts.csv)."),
-           html_path: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained page with plots.")):
+           html_path: Optional[Path] = typer.Option(None, "--html",
+                                                      help="Also write a self-contained page with plots.")):
     """Per-student, per-exercise scores from the gradebook; ungraded submissions are listed, never scored 0."""
     from graders.course.results import class_marks, read_verdicts
     c = _course(course)

@@ -10,12 +10,12 @@ from __future__ import annotations
 import torch
 
 from graders.checks.submission import grade_submission
+from graders.model import inputs
 from graders.model.exercise import Assignment, load_assignment
-from graders.model.inputs import _lay_out
 
 from conftest import ROOT
 
-LAYOUTS = ("contiguous", "transposed", "sliced")
+LAYOUTS = inputs.LAYOUTS
 
 
 class Definitions:
@@ -45,7 +45,7 @@ def lay_out(t: torch.Tensor, how: str) -> torch.Tensor:
     plus ``channels_last`` for 4-D tensors."""
     if how == "channels_last":
         return t.contiguous(memory_format=torch.channels_last) if t.dim() == 4 else t
-    return _lay_out(t, how)
+    return inputs.lay_out(t, how)
 
 
 def draw(gen: torch.Generator, low: int, high: int) -> int:

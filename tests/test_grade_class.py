@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import make_demo_class
 
 from graders.course.demo import deserved_table
+
+from conftest import make_demo_class
 
 pytestmark = pytest.mark.e2e
 SEED = "c.TrustedVerdicts.seed = 7  # the same hidden cases in every course of this test"

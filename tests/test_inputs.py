@@ -14,7 +14,7 @@ def test_random_cases_cover_every_shape_and_dtype_reproducibly():
                                         "random torch.float32 [0, 4]", "random torch.float64 [0, 4]"]
     assert [c.args[0].dtype for c in cases] == [torch.float32, torch.float64] * 2
     again = list(random_cases(_gen(), [(2, 3), (0, 4)]))
-    assert all(torch.equal(a.args[0], b.args[0]) for a, b in zip(cases, again))
+    assert all(torch.equal(a.args[0], b.args[0]) for a, b in zip(cases, again, strict=True))
     other = list(random_cases(_gen(1), [(2, 3)]))
     assert not torch.equal(other[0].args[0], cases[0].args[0])
 

@@ -9,7 +9,8 @@ import time
 import pytest
 
 from graders.sandbox import policy
-from graders.sandbox.policy import KIT_ROOT, Sandbox, SandboxUnavailableError
+from graders import KIT_ROOT
+from graders.sandbox.policy import Sandbox, SandboxUnavailableError
 
 PROBE = r'''
 import os, socket

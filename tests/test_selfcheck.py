@@ -166,7 +166,7 @@ def test_expect_and_check_loops_print_the_graders_messages(capsys):
     assert "[ok] f(a)" in capsys.readouterr().out
 
     def f(a):
-        for r in a:
+        for _row in a:
             pass
         return a
     check_loops(f)

@@ -27,7 +27,7 @@ def _clear_threshold(gen, a, integer=False, where="between"):
     elif not a.is_floating_point():
         t = float(pick(gen, range(int(sums[0]), int(sums[-1]) + 1)))
     else:
-        mids = [(lo + hi) / 2 for lo, hi in zip(sums, sums[1:]) if hi - lo > 0.05]
+        mids = [(lo + hi) / 2 for lo, hi in zip(sums, sums[1:], strict=False) if hi - lo > 0.05]
         if integer:
             mids = [float(round(m)) for m in mids]
             mids = [m for m in mids if min(abs(m - s) for s in sums) > 0.01]

@@ -86,3 +86,25 @@ def sliding_windows_half_loop(x, k):
     col_stride = int(position[0, 1] - position[0, 0]) if k > 1 else x.stride(0)
     row_stride = int(position[1, 0] - position[0, 0]) if rows > 1 else x.stride(0)
     return x.as_strided((rows, k), (row_stride, col_stride), int(position[0, 0]))
+
+
+def nhwc_to_nchw_offsets_meshgrid(shape):
+    N, H, W, C = shape
+    n, c, h, w = torch.meshgrid(torch.arange(N), torch.arange(C), torch.arange(H), torch.arange(W), indexing="ij")
+    return n * (H * W * C) + h * (W * C) + w * C + c
+
+
+def nhwc_to_nchw_offsets_digits(shape):
+    N, H, W, C = shape
+    q = torch.arange(N * C * H * W).view(N, C, H, W)   # flat NCHW position, split into its digits
+    n, c, h, w = q // (C * H * W), q // (H * W) % C, q // W % H, q % W
+    return ((n * H + h) * W + w) * C + c
+
+
+def nhwc_to_nchw_offsets_half_loop(shape):
+    N, H, W, C = shape
+    out = torch.empty(N, C, H, W, dtype=torch.int64)
+    for h in range(H):  # one image row at a time
+        out[:, :, h, :] = (torch.arange(N)[:, None, None] * (H * W * C) + torch.arange(C)[:, None]
+                           + h * (W * C) + torch.arange(W) * C)
+    return out

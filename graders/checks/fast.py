@@ -79,7 +79,7 @@ def fast(checks, reps: int = 5):
                 return Verdict("fast", False, f"{k} calls took more than {limit:.2g} s: over {4 * ex.ref_factor:g}x "
                                f"the reference's time, far from the speedup of {ex.speedup:g}x required")
             student_t.append(t)
-            for i, out in zip(which, outs):
+            for i, out in zip(which, outs, strict=True):
                 args, kwargs = calls[i]
                 if mismatch(out, ex.reference(*clone_args(args), **kwargs), ex.rtol, ex.atol, ex.magnitude(args)):
                     return Verdict("fast", False, "gave a wrong result on a benchmark input while being timed")

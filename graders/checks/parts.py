@@ -127,7 +127,7 @@ class ExerciseChecks:
         if problem:
             return problem
         names = param_names(ex)
-        for i, (before, after) in enumerate(zip(expected_args if ex.in_place else case.args, args_after)):
+        for i, (before, after) in enumerate(zip(expected_args if ex.in_place else case.args, args_after, strict=True)):
             if isinstance(before, torch.Tensor) and mismatch(after, before, 0.0, 0.0):
                 what = names[i] if i < len(names) else f"argument {i + 1}"
                 if ex.in_place and i == 0:

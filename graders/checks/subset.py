@@ -149,7 +149,7 @@ class _Checker:
         self.forbidden, self.loop_hint = tuple(forbidden), loop_hint
         self.module, self.resolver = resolve(list(nodes))
         self.label: dict[int, str] = {}
-        for node, label in zip(nodes, labels):
+        for node, label in zip(nodes, labels, strict=True):
             for sub in ast.walk(node):
                 self.label[id(sub)] = label
         self.aliases: dict[int, str] = {}

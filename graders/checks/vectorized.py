@@ -49,7 +49,7 @@ def forbidden_ops_used(patterns, ops) -> list[str]:
     """Ops matching a pattern, as written or as their core name (`_softmax` also forbids `_safe_softmax`)."""
     cores = [_core(p) for p in patterns]
     return sorted(op for op in ops if any(fnmatch.fnmatchcase(op, p) or fnmatch.fnmatchcase(_core(op), c)
-                                          for p, c in zip(patterns, cores)))
+                                          for p, c in zip(patterns, cores, strict=True)))
 
 
 def _count(checks, n: int) -> dict:
@@ -76,7 +76,7 @@ def vectorized(checks):
         counts = [_count(checks, n) for n in sizes]
     except (WorkerFailure, StudentError) as exc:
         return Verdict("vectorized", False, f"{exc} while its work was being counted")
-    for n, c in zip(sizes, counts):
+    for n, c in zip(sizes, counts, strict=True):
         if c["threads"]:
             return Verdict("vectorized", False, "started a thread while being counted; threads are not allowed")
         if c["stopped"]:
@@ -93,7 +93,7 @@ def vectorized(checks):
     if max(ops) > ex.max_ops or max(lines) > ex.max_lines:
         return Verdict("vectorized", False, f"{max(ops)} ATen ops and {max(lines)} Python lines in one call, more "
                        f"than the {ex.max_ops} ops and {ex.max_lines} lines a vectorized answer needs", figures)
-    grows = any(b > a + GROWTH for seq in (ops, lines) for a, b in zip(seq, seq[1:])) \
+    grows = any(b > a + GROWTH for seq in (ops, lines) for a, b in zip(seq, seq[1:], strict=False)) \
         or any(seq[-1] > seq[0] + GROWTH for seq in (ops, lines))
     if grows:
         first, last = counts[0]["ops"], counts[-1]["ops"]

@@ -98,7 +98,8 @@ def _example_cell(ex: Exercise, assignment: Assignment) -> str:
         lines.append(example.setup)
         lines.append(f"examples.expect({example.call!r},\n                {tensor_literal(expected)},\n"
                      f"                rtol={rtol:g}, atol={atol:g})")
-    lines.append("examples.report()  # the grader's loop check over all your cells, work at two sizes, a speed estimate")
+    lines.append("examples.report()  # the grader's loop check over all your cells, work at two sizes, "
+                 "a speed estimate")
     return "\n".join(lines)
 
 

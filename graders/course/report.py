@@ -26,7 +26,8 @@ def _png(fig) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
-    return f'<img alt="{html.escape(fig.get_label())}" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
+    data = base64.b64encode(buf.getvalue()).decode()
+    return f'<img alt="{html.escape(fig.get_label())}" src="data:image/png;base64,{data}">'
 
 
 def pass_rates(assignment: Assignment, rows: list[StudentRow]) -> np.ndarray:

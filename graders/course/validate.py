@@ -101,7 +101,7 @@ class Row:
         """What is wrong with the definitions, whatever the machine: these make ``validate`` fail."""
         ex = self.exercise
         out = [f"reference fails {p}: {v.message}" for p, v in self.reference.items() if not v.passed]
-        for fn, verdicts in zip(ex.alternatives, self.alternatives):
+        for fn, verdicts in zip(ex.alternatives, self.alternatives, strict=True):
             out += [f"alternative `{fn.__name__}` fails {p}: {verdicts[p].message}"
                     for p in ("correct", "vectorized") if not verdicts[p].passed]
         if len(ex.alternatives) < MIN_ALTERNATIVES:
@@ -129,7 +129,7 @@ class Row:
         half loop or a Python-list version that is. These depend on the timing method and the
         machine; ``validate`` reports them beside the thresholds so that they can be calibrated."""
         out = []
-        for fn, verdicts in zip(self.exercise.alternatives, self.alternatives):
+        for fn, verdicts in zip(self.exercise.alternatives, self.alternatives, strict=True):
             if verdicts["correct"].passed and not verdicts["fast"].passed:
                 out.append(f"alternative `{fn.__name__}` fails fast: {verdicts['fast'].message}")
         if self.half_loop is not None and self.half_loop["fast"].passed:

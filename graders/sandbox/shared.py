@@ -23,7 +23,7 @@ def _extent(t: torch.Tensor) -> int:
     """Elements of storage from its start up to the last one ``t`` uses."""
     if t.numel() == 0:
         return 0
-    return t.storage_offset() + 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+    return t.storage_offset() + 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
 
 
 class SharedArgs:

@@ -54,7 +54,8 @@ def encode(obj, regions=()) -> bytes:
                         "stride": list(x.stride()), "byte_offset": place[1]}
             # the storage from its start, so the offset survives too (code reading storage_offset() sees it)
             offset = x.storage_offset() if x.numel() else 0
-            extent = offset + 1 + sum((s - 1) * st for s, st in zip(x.shape, x.stride())) if x.numel() else 0
+            extent = (offset + 1 + sum((s - 1) * st for s, st in zip(x.shape, x.stride(), strict=True))
+                      if x.numel() else 0)
             flat = torch.as_strided(x, (extent,), (1,), 0).contiguous()
             buffers.append(flat.view(torch.uint8).numpy().tobytes() if extent else b"")
             return {"__t": len(buffers) - 1, "dtype": str(x.dtype), "size": list(x.shape),
@@ -86,9 +87,11 @@ def _view(x: dict, regions) -> torch.Tensor:
     base = regions[i]
     size = dtype.itemsize
     size_, stride = tuple(int(v) for v in x["size"]), tuple(int(v) for v in x["stride"])
-    if offset < 0 or offset % size or base.numel() % size or min(stride, default=0) < 0 or min(size_, default=0) < 0:
+    if offset < 0 or offset % size or base.numel() % size or min(stride, default=0) < 0 or min(size_, default=0) < 0 \
+            or len(size_) != len(stride):
         raise WireError("malformed shared view")
-    extent = offset // size + (1 + sum((n - 1) * st for n, st in zip(size_, stride)) if all(size_) else 0)
+    reach = 1 + sum((n - 1) * st for n, st in zip(size_, stride, strict=True)) if all(size_) else 0
+    extent = offset // size + reach
     if extent * size > base.numel():
         raise WireError("shared view outside its memory")
     return base.view(dtype).as_strided(size_, stride, offset // size)

@@ -50,7 +50,8 @@ def _first_line(source: str) -> str:
     return next((line.strip() for line in source.splitlines() if line.strip()), "")
 
 
-def program_cells(history: Sequence[tuple[int, str]], preamble: str, answers: Sequence[str] = ()) -> list[tuple[str, str]]:
+def program_cells(history: Sequence[tuple[int, str]], preamble: str,
+                  answers: Sequence[str] = ()) -> list[tuple[str, str]]:
     """The student's program from a kernel history, newest run of each cell, labelled like the grader's.
 
     A cell that defines one of ``answers`` is "your `name` cell"; any other is "cell In [N]".

@@ -57,7 +57,7 @@ def jupyter_lab(root: Path, timeout: float = 90):
                     break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"jupyter lab did not start; see {log.name}")
+                    raise RuntimeError(f"jupyter lab did not start; see {log.name}") from None
                 time.sleep(0.5)
         yield base, token
     finally:
