@@ -173,8 +173,23 @@ def grade(assignment: str, course: Path = COURSE,
         console.print(f"[red]could not grade {r.student}[/red]: {r.reason}")
     console.print(f"graded {len(results) - len(bad)} of {len(results)} submissions "
                   f"in {time.perf_counter() - start:.1f} s")
+    _refresh_feedback(c, assignment, [r.student for r in results if r.success])
     if bad or not results:
         raise typer.Exit(1)
+
+
+def _refresh_feedback(c, assignment: str, students: list[str]) -> None:
+    """A regrade must not leave stale feedback: students who already had feedback get it regenerated now
+    (nbgrader's generate_feedback would otherwise skip them without --force)."""
+    stale = [s for s in students if (c.root / "feedback" / s / assignment).is_dir()]
+    if not stale:
+        return
+    with c.api() as api:
+        for s in stale:
+            result = api.generate_feedback(assignment, s, force=True)
+            if not result["success"]:
+                console.print(f"[yellow]feedback for {s} not regenerated[/yellow]: {result.get('error', '')}".strip())
+    console.print(f"feedback regenerated for {len(stale)} student(s) who had it")
 
 
 @app.command()

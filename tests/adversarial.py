@@ -29,7 +29,7 @@ ELEMENT = ("    B, F = a.shape\n    flat = torch.empty(B * F * F, dtype=a.dtype)
 DONE = "    return flat.view(B, F, F)\n"
 
 FULL, CORRECT_ONLY, NOTHING = (2.0, 1.0, 1.0), (2.0, 0.0, 0.0), (0.0, 0.0, 0.0)
-HONEST_BUT_FLAGGED = (2.0, 0.0, 1.0)  # right and fast, but the notebook holds code that may not run in grading
+LOOPED_BUT_FAST = (2.0, 0.0, 1.0)  # right, loses "vectorized" for its Python iteration, and really is fast
 
 
 def _edit(grade_id: str, change: Callable) -> Callable:
@@ -86,6 +86,7 @@ class Case:
     extra: list[str] = field(default_factory=list)
     tamper: Callable | None = None
     raw: str | None = None  # the submitted file's bytes, when it is not a notebook at all
+    link: str | None = None  # a symlink placed next to the notebook in submitted/, pointing here
     shows: str = ""
 
     def write(self, release_nb, dest) -> None:
@@ -104,13 +105,15 @@ class Case:
         if self.tamper:
             nb = self.tamper(nb)
         dest.write_text(json.dumps(nb))
+        if self.link is not None:
+            (dest.parent / "notes.txt").symlink_to(self.link)
 
 
 PEEK = "try:\n    print(open({path!r}, 'rb').read(40))\nexcept Exception as exc:\n    print('blocked:', type(exc).__name__)\n"
 
 CASES = [
     # -- reading and writing what a submission must not touch -------------------------------------
-    Case("read_gradebook", "reads the gradebook (holds the tests' source)", REF, HONEST_BUT_FLAGGED,
+    Case("read_gradebook", "reads the gradebook (holds the tests' source)", REF, FULL,
          extra=[PEEK.format(path="../../../gradebook.db")], shows="blocked: FileNotFoundError"),
     Case("read_definitions", "reads the exercise definitions to copy the reference",
          "def batch_outer(a):\n    src = open('../../../assignments/broadcasting.py').read()\n    return a\n",
@@ -163,7 +166,7 @@ CASES = [
          "    return k.to(a.dtype).view(B, F, F)\n", CORRECT_ONLY),
     Case("tolist", "Python lists from tolist()", "def batch_outer(a):\n    rows = a.tolist()\n"
          "    return torch.tensor([[[x * y for y in r] for x in r] for r in rows], dtype=a.dtype).view(a.shape[0], a.shape[1], a.shape[1])\n",
-         HONEST_BUT_FLAGGED),  # plain Python lists really are faster than the torch element loop
+         LOOPED_BUT_FAST),  # plain Python lists really are faster than the torch element loop
     Case("torchscript", "a TorchScript loop",
          "@torch.jit.script\ndef outer_loop(a: torch.Tensor) -> torch.Tensor:\n    B, F = a.shape[0], a.shape[1]\n"
          "    out = torch.empty(B, F, F, dtype=a.dtype)\n    for b in range(B):\n        for i in range(F):\n"
@@ -245,22 +248,22 @@ CASES = [
 _KIT = "import graders, os\nkit = os.path.dirname(os.path.dirname(graders.__file__))\n"
 CASES += [
     Case("read_demo_answers", "reads the kit's demo roster (working answers) beside the graders package", REF,
-         HONEST_BUT_FLAGGED, extra=[_KIT + "try:\n    print(open(os.path.join(kit, 'graders', 'course', 'roster.py')).read(40))\n"
+         FULL, extra=[_KIT + "try:\n    print(open(os.path.join(kit, 'graders', 'course', 'roster.py')).read(40))\n"
                                     "except Exception as exc:\n    print('blocked:', type(exc).__name__)\n"],
          shows="blocked: FileNotFoundError"),
     Case("list_neighbour_checkouts", "lists the folders next to the kit (other checkouts, other courses)", REF,
-         HONEST_BUT_FLAGGED, extra=[_KIT + "print('neighbours:', sorted(set(os.listdir(os.path.dirname(kit))) - "
+         FULL, extra=[_KIT + "print('neighbours:', sorted(set(os.listdir(os.path.dirname(kit))) - "
                                     "{os.path.basename(kit)}))\n"],
          shows="neighbours: []"),
-    Case("inherited_environment", "looks for the grader's environment variables (secrets)", REF, HONEST_BUT_FLAGGED,
+    Case("inherited_environment", "looks for the grader's environment variables (secrets)", REF, FULL,
          extra=["import os\nprint('inherited:', sorted(k for k in os.environ if k.startswith("
                 "('PYTEST', 'VIRTUAL_ENV', 'SSH_', 'AWS_', 'GITHUB_', 'CI'))))\n"],
          shows="inherited: []"),
     Case("kill_init", "signals PID 1 of its namespace (signal 0: the permission check of a kill, not the kill)",
-         REF, HONEST_BUT_FLAGGED,
+         REF, FULL,
          extra=["import os\ntry:\n    os.kill(1, 0)\n    print('may signal the init')\n"
                 "except Exception as exc:\n    print('blocked:', type(exc).__name__)\n"],
          shows="blocked: PermissionError"),
-    Case("host_name", "reads the grading machine's name", REF, HONEST_BUT_FLAGGED,
+    Case("host_name", "reads the grading machine's name", REF, FULL,
          extra=["import socket\nprint('host:', socket.gethostname())\n"], shows="host: sandbox"),
 ]

@@ -115,3 +115,27 @@ def pytest_configure(config):
     def interrupt(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
     signal.signal(signal.SIGTERM, interrupt)
+
+
+# --- real-browser fixtures (tests/browser): Debian's Chromium driven by Playwright, no browser download ----
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: `apt-get install -y chromium` (make test does it)")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    yield context.new_page()
+    context.close()
+
+

@@ -13,13 +13,14 @@ import pytest
 from nbgrader.api import Gradebook
 from typer.testing import CliRunner
 
+from graders import KIT_ROOT
 from graders.cli import app
 from graders.course.build import write_source
 from graders.course.demo import make_course, submit_class
 from graders.course.export import MAX_ROW
 from graders.course.grade import grade_class
+from graders.course.personas import load_roster
 from graders.course.results import read_verdicts
-from graders.course.roster import roster
 
 runner = CliRunner()
 CLASS = ("ada", "bob", "gus")  # vectorized / loops / untouched
@@ -52,9 +53,8 @@ def graded(tmp_path_factory, broadcasting):
     write_source(course.root, broadcasting)
     with course.api() as api:
         assert api.generate_assignment("broadcasting")["success"]
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("graders.course.demo.roster", lambda: [p for p in roster() if p.student in CLASS])
-        students = submit_class(course, "broadcasting")
+    people = [p for p in load_roster(KIT_ROOT, broadcasting) if p.student in CLASS]
+    students = submit_class(course, "broadcasting", people)
     broken = course.root / "submitted" / BROKEN / "broadcasting" / "broadcasting.ipynb"
     broken.parent.mkdir(parents=True)
     broken.write_text("not a notebook")

@@ -2,10 +2,11 @@
 import nbformat
 import pytest
 
+from graders import KIT_ROOT
 from graders.course.build import write_source
 from graders.course.demo import make_course
 from graders.course.grade import grade_class
-from graders.course.roster import roster
+from graders.course.personas import load_roster
 from graders.sandbox import policy
 
 
@@ -16,7 +17,7 @@ def course_without_unshare(tmp_path, broadcasting, monkeypatch):
     with course.api() as api:
         assert api.generate_assignment("broadcasting")["success"]
     release = nbformat.read(course.root / "release" / "broadcasting" / "broadcasting.ipynb", as_version=4)
-    ada = roster()[0]
+    ada = load_roster(KIT_ROOT, broadcasting)[0]
     dest = course.root / "submitted" / ada.student / "broadcasting" / "broadcasting.ipynb"
     dest.parent.mkdir(parents=True)
     nbformat.write(ada.notebook(release, broadcasting), dest)

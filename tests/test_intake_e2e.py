@@ -14,7 +14,7 @@ import pytest
 from graders.course.build import write_source
 from graders.course.demo import make_course
 from graders.course.grade import grade_class
-from graders.course.roster import Persona
+from graders.course.personas import Persona
 from graders.model.exercise import PARTS
 from graders.pipeline.intake import copy_regular_files, unsafe_entries
 

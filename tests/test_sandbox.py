@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from graders.sandbox import policy
 from graders import KIT_ROOT
+from graders.sandbox import policy
 from graders.sandbox.policy import Sandbox, SandboxUnavailableError
 
 PROBE = r'''
@@ -73,10 +73,11 @@ def test_confined_code_sees_only_the_allowlist(sandbox, tmp_path):
 
 
 def test_the_demo_answers_are_not_reachable(sandbox, tmp_path):
-    roster = os.path.join(os.path.dirname(policy.graders.__file__), "course", "roster.py")
-    code = f"import os\nprint({{'roster': os.path.exists({roster!r}), 'wire': os.path.exists({policy.graders.__file__!r})}})"
+    answers = str(KIT_ROOT / "demo" / "broadcasting.py")  # the demo class's working answers
+    assert os.path.exists(answers)  # they are there on the host: the probe below can only fail by the jail
+    code = f"import os\nprint({{'demo': os.path.exists({answers!r}), 'package': os.path.exists({policy.graders.__file__!r})}})"
     report = run_probe(sandbox, code, tmp_path)
-    assert report == {"roster": False, "wire": True}
+    assert report == {"demo": False, "package": True}
 
 
 IPC_WRITE = r'''

@@ -53,12 +53,6 @@ def test_the_search_finds_an_answer_that_is_present():
     assert leaks({"graders/x.py": COURSE[next(iter(COURSE))].lesson}, [COURSE[next(iter(COURSE))].lesson.splitlines()[0]])
 
 
-ROSTER_IN_PACKAGE = pytest.mark.xfail(
-    (ROOT / "graders" / "course" / "roster.py").exists(), strict=True,
-    reason="roster.py (demo answers) is still in the package until it moves out (issue 11)")
-
-
-@ROSTER_IN_PACKAGE
 def test_the_wheel_holds_the_self_check_and_no_reference_solution(wheel_files):
     assert "graders/student/selfcheck.py" in wheel_files
     needles = [line for ex in EXERCISES for line in answer_lines(ex)]
@@ -71,7 +65,6 @@ def test_the_wheel_holds_no_assignment_definitions(wheel_files):
     assert leaks(wheel_files, texts) == []
 
 
-@ROSTER_IN_PACKAGE
 def test_the_wheel_defines_no_exercise_function(wheel_files):
     """Demo personas and definitions write `def <exercise>(`; the kit itself never does."""
     assert leaks(wheel_files, [f"def {ex.name}(" for ex in EXERCISES]) == []

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from graders import KIT_ROOT
 
-CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = KIT_ROOT / "browser-screenshots"
 
 

@@ -14,11 +14,14 @@ from lab import jupyter_lab, shot
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from typer.testing import CliRunner
 
+from graders import KIT_ROOT
 from graders.cli import app
 from graders.course.build import write_source
 from graders.course.demo import make_course, submit_class
 from graders.course.grade import grade_class
-from graders.course.roster import loop_answer, roster
+from graders.course.personas import load_roster, loop_answer
+
+pytestmark = pytest.mark.e2e  # a JupyterLab server and a browser per test
 
 CLASS = ("ada", "bob")
 NOTEBOOK = "broadcasting.ipynb"
@@ -34,10 +37,9 @@ def released(tmp_path_factory, broadcasting):
 
 
 @pytest.fixture(scope="module")
-def graded(released):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("graders.course.demo.roster", lambda: [p for p in roster() if p.student in CLASS])
-        students = submit_class(released, "broadcasting")
+def graded(released, broadcasting):
+    people = [p for p in load_roster(KIT_ROOT, broadcasting) if p.student in CLASS]
+    students = submit_class(released, "broadcasting", people)
     assert all(r.success for r in grade_class(released, "broadcasting", students))
     return released
 
@@ -108,13 +110,6 @@ def close_dialog(page):
     page.locator(".jp-Dialog-content button").last.click()
 
 
-def grade_cells_can_fail(nb) -> bool:
-    """The `student` branch's contract: grade cells run the part's self-check and raise when it fails.
-    Until then a grade cell holds only comments, and Validate cannot fail."""
-    return any(line.strip() and not line.strip().startswith("#")
-               for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")
-               for line in c.source.splitlines())
-
 
 # --- flows ---------------------------------------------------------------------------------------------
 
@@ -141,10 +136,6 @@ def test_student_flow(page, student_dir, broadcasting):
 
         result = validate(page)
         shot(page, "student-validate-loop")
-        if not grade_cells_can_fail(nb):
-            assert "Success" in result, result  # issue 10's complaint: Validate passes a loop
-            pytest.xfail("grade cells hold only comments (the `student` branch makes them raise): "
-                         "Validate cannot fail yet")
         assert "Success" not in result and "batch_outer" in result, result
         close_dialog(page)
 
