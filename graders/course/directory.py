@@ -6,7 +6,7 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.apps import NbGraderAPI
 from traitlets.config.loader import PyFileConfigLoader
 
@@ -65,18 +65,23 @@ class Course:
 
     def part_scores(self, assignment: Assignment) -> dict[str, dict[str, float | None]]:
         """{student: {grade_id: score}} for every student with a submission in the gradebook."""
-        ids = [ex.grade_id(p) for ex in assignment.exercises for p in PARTS]
-        out: dict[str, dict[str, float | None]] = {}
         with Gradebook(self.db_url) as gb:
-            for student in gb.students:
-                try:
-                    sub = gb.find_submission(assignment.name, student.id)
-                except Exception:  # noqa: BLE001 - MissingEntry: no submission for this student
-                    continue
-                scores = {i: None for i in ids}
-                for nb in sub.notebooks:
-                    for grade in nb.grades:
-                        if grade.name in scores:
-                            scores[grade.name] = grade.score
-                out[student.id] = scores
-        return out
+            return {student: marks for student, (marks, _) in gradebook_marks(gb, assignment).items()}
+
+
+def gradebook_marks(gb: Gradebook, assignment: Assignment) -> dict[str, tuple[dict[str, float | None], float]]:
+    """{student: ({grade_id: score or None}, seconds late)} for every submission of ``assignment`` in ``gb``."""
+    ids = [ex.grade_id(p) for ex in assignment.exercises for p in PARTS]
+    out: dict[str, tuple[dict[str, float | None], float]] = {}
+    for student in gb.students:
+        try:
+            sub = gb.find_submission(assignment.name, student.id)
+        except MissingEntry:
+            continue
+        marks: dict[str, float | None] = dict.fromkeys(ids)
+        for nb in sub.notebooks:
+            for grade in nb.grades:
+                if grade.name in marks:
+                    marks[grade.name] = grade.score
+        out[student.id] = (marks, sub.total_seconds_late or 0)
+    return out

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import Gradebook
 
-from graders.course.directory import Course
+from graders.course.directory import Course, gradebook_marks
 from graders.course.grade import ungraded
 from graders.model.exercise import PARTS, Assignment
 
@@ -64,20 +64,10 @@ def class_marks(gb: Gradebook, course: Course, assignment: Assignment) -> list[S
     """
     ids = list(max_points(assignment))
     why = ungraded(course, assignment.name)
-    submitted = set(submitted_students(course, assignment.name))
+    submitted = set(course.submitted_students(assignment.name))
     rows = {}
-    for student in gb.students:
-        try:
-            sub = gb.find_submission(assignment.name, student.id)
-        except MissingEntry:
-            continue
-        marks = {i: None for i in ids}
-        for nb in sub.notebooks:
-            for grade in nb.grades:
-                if grade.name in marks:
-                    marks[grade.name] = grade.score
-        late = sub.total_seconds_late or 0
-        rows[student.id] = StudentRow(student.id, marks, "graded" + (f", {_late(late)}" if late > 0 else ""))
+    for student, (marks, late) in gradebook_marks(gb, assignment).items():
+        rows[student] = StudentRow(student, marks, "graded" + (f", {_late(late)}" if late > 0 else ""))
     for student in submitted | set(why):
         if student in why:
             rows[student] = StudentRow(student, {i: None for i in ids}, f"ungraded: {why[student]}")
@@ -124,13 +114,6 @@ def _generic(message: str) -> str:
     """Failure messages differing only in measured numbers count as one (``speedup 1.3x`` ~ ``speedup 1.1x``)."""
     first = message.strip().splitlines()[0] if message.strip() else "(no message)"
     return re.sub(r"\b\d+\.\d+", "#", first)[:200]
-
-
-def submitted_students(course: Course, assignment: str) -> list[str]:
-    """Students with a folder ``submitted/<student>/<assignment>`` (``Course.submitted_students`` in this
-    version returns the assignment's name for each: ``p.name`` where ``p.parent.name`` is meant)."""
-    base = course.root / "submitted"
-    return sorted(p.parent.name for p in base.glob(f"*/{assignment}") if p.is_dir()) if base.exists() else []
 
 
 def feedback_paths(course: Course, assignment: str, student: str) -> tuple[Path, Path]:

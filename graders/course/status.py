@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from graders.course.directory import Course
 from graders.course.grade import ungraded
-from graders.course.results import feedback_paths, submitted_students
+from graders.course.results import feedback_paths
 
 
 @dataclass
@@ -29,7 +29,7 @@ class AssignmentStatus:
 
 def assignment_status(course: Course, name: str) -> AssignmentStatus:
     released = (course.root / "release" / name).is_dir()
-    submitted = submitted_students(course, name)
+    submitted = course.submitted_students(name)
     why = ungraded(course, name)
     graded, stale = [], []
     for student in submitted:
