@@ -389,7 +389,7 @@ The axis-moving functions listed below are not allowed, and neither is
            "Give each index its own axis of the `[N, C, H, W]` result (`arange` and `None`) and add: "
            "broadcasting builds the whole table."),
     reference=nhwc_to_nchw_offsets,
-    alternatives=(V.nhwc_to_nchw_offsets_meshgrid, V.nhwc_to_nchw_offsets_digits),
+    alternatives=(V.nhwc_to_nchw_offsets_meshgrid, V.nhwc_to_nchw_offsets_horner),
     half_loop=V.nhwc_to_nchw_offsets_half_loop,
     loop=nhwc_to_nchw_offsets_loop,
     hidden=nhwc_to_nchw_offsets_hidden,

@@ -90,14 +90,16 @@ def sliding_windows_half_loop(x, k):
 
 def nhwc_to_nchw_offsets_meshgrid(shape):
     N, H, W, C = shape
-    n, c, h, w = torch.meshgrid(torch.arange(N), torch.arange(C), torch.arange(H), torch.arange(W), indexing="ij")
-    return n * (H * W * C) + h * (W * C) + w * C + c
+    n, c, h, w = torch.meshgrid(torch.arange(N) * (H * W * C), torch.arange(C), torch.arange(H) * (W * C),
+                                torch.arange(W) * C, indexing="ij")
+    return n + c + h + w
 
 
-def nhwc_to_nchw_offsets_digits(shape):
+def nhwc_to_nchw_offsets_horner(shape):
     N, H, W, C = shape
-    q = torch.arange(N * C * H * W).view(N, C, H, W)   # flat NCHW position, split into its digits
-    n, c, h, w = q // (C * H * W), q // (H * W) % C, q // W % H, q % W
+    # ((n*H + h)*W + w)*C + c, each index on its own axis of [N, C, H, W]
+    n, c, h, w = (torch.arange(N)[:, None, None, None], torch.arange(C)[:, None, None],
+                  torch.arange(H)[:, None], torch.arange(W))
     return ((n * H + h) * W + w) * C + c
 
 
