@@ -48,6 +48,8 @@ def main() -> None:
                   f"({time.perf_counter() - start:.0f} s) {changed[:5]}", flush=True)
     finally:
         load.kill()
+    if first is None:
+        raise SystemExit("--runs must be at least 1: no run was graded")
     cells = sum(len(v) for v in first.values())
     print(f"{changed_total} changed verdicts in {args.runs - 1} reruns of {cells} grade cells, with one core kept busy")
 

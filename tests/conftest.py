@@ -51,8 +51,9 @@ def _postgres_bin() -> Path:
     found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
     if found:
         return found[-1].parent
-    if shutil.which("initdb"):
-        return Path(shutil.which("initdb")).parent
+    initdb = shutil.which("initdb")
+    if initdb:
+        return Path(initdb).parent
     pytest.fail("PostgreSQL's initdb is missing: `apt-get install postgresql` (Debian), or run `make test` as root")
 
 

@@ -59,12 +59,18 @@ def test_each_exercise_has_one_answer_cell_and_three_grade_cells(name):
             assert ex.name in cell.source and part in cell.source
 
 
+def _segment(source: str, node: ast.AST) -> str:
+    segment = ast.get_source_segment(source, node)
+    assert segment is not None, "ast.parse records where every statement starts and ends"
+    return segment
+
+
 def reference_statements(ex) -> list[str]:
     """Every statement of the reference's body, whitespace removed, that the loop version does not show."""
     shown = "".join(ex.loop_source().split())
     source = ex.reference_source()
     body = ast.parse(source).body[0].body
-    statements = ["".join(ast.get_source_segment(source, node).split()) for stmt in body for node in ast.walk(stmt)
+    statements = ["".join(_segment(source, node).split()) for stmt in body for node in ast.walk(stmt)
                   if isinstance(node, ast.stmt)]
     return [s for s in statements if s not in shown and not re.fullmatch(r"return\w+", s)]
 

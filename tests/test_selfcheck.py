@@ -34,7 +34,9 @@ def run_cells(assignment, answers: dict[str, str], extra: dict[str, str] | None 
     """
     shell = InteractiveShell.instance()
     shell.reset(new_session=True)
-    shell.history_manager.enabled = False  # no sqlite history file for tests
+    history = shell.history_manager
+    assert history is not None, "InteractiveShell.instance() sets up its history manager"
+    history.enabled = False  # no sqlite history file for tests
     results = {}
     for cell in build_notebook(assignment).cells:
         if cell.cell_type != "code":

@@ -50,6 +50,12 @@ class Statement:
         decorators = getattr(self.node, "decorator_list", [])
         return min([self.node.lineno] + [d.lineno for d in decorators])
 
+    @property
+    def last_line(self) -> int:
+        end = self.node.end_lineno
+        assert end is not None, "ast.parse sets end_lineno on every statement"
+        return end
+
 
 def parse_cell(label: str, source: str) -> Cell:
     lines = source.split("\n")
@@ -85,7 +91,8 @@ def _reads(stmt: ast.stmt) -> tuple[set[str], set[str]]:
     module = Scope("module", None)
     resolver = Resolver(module)  # an empty module scope: every global read resolves to None
     resolver.visit(stmt)
-    now, later = set(), set()
+    now: set[str] = set()
+    later: set[str] = set()
     for node, target, where in resolver.loads.values():
         if target is None:
             (later if where.in_function() else now).add(node.id)
@@ -194,7 +201,7 @@ def render(chosen: list[Statement]) -> list[tuple[str, str]]:
     by_cell: dict[int, tuple[Cell, set[int]]] = {}
     for s in chosen:
         cell, lines = by_cell.setdefault(id(s.cell), (s.cell, set()))
-        lines.update(range(s.first_line, s.node.end_lineno + 1))
+        lines.update(range(s.first_line, s.last_line + 1))
     out = []
     for cell, lines in by_cell.values():
         last = max(lines)

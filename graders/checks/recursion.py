@@ -46,14 +46,14 @@ def recursive_functions(module: Scope, resolver: Resolver, nodes: Sequence[ast.s
                 if id(sub) in not_calls:
                     continue
                 if load is not None and load[1] is not None:
-                    out.add((id(load[1]), sub.id))
+                    out.add((id(load[1]), load[0].id))  # load[0] is sub, the Name read
                 if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "self":
                     out.update(calls_self)
                 elif isinstance(sub, ast.Attribute) and sub.attr in methods and not sub.attr.startswith("__"):
                     out.add(methods[sub.attr])
         return frozenset(out)
 
-    found = []
+    found: list[tuple[ast.AST, str]] = []
     for key, bound in definers.items():
         fn = next((d for d in bound if isinstance(d, FUNCTIONS + (ast.ClassDef,))), None)
         if fn is None:
@@ -73,7 +73,7 @@ def recursive_functions(module: Scope, resolver: Resolver, nodes: Sequence[ast.s
 def _annotations(node: ast.AST) -> list[ast.AST]:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         a = node.args
-        found = [arg.annotation for arg in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
+        found: list[ast.AST] = [arg.annotation for arg in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
                  if arg is not None and arg.annotation is not None]
         return found + ([node.returns] if node.returns is not None else [])
     if isinstance(node, ast.AnnAssign):

@@ -9,6 +9,7 @@ notebook's module scope, then builtins.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -30,7 +31,8 @@ class Scope:
 
     def lookup(self, name: str) -> "Scope | None":
         """The scope whose binding ``name`` refers to here; None for builtins and unbound names."""
-        scope, first = self, True
+        scope: Scope | None = self
+        first = True
         while scope is not None:
             if scope.kind == "class" and not first:
                 scope = scope.parent
@@ -44,7 +46,7 @@ class Scope:
         return None
 
     def in_function(self) -> bool:
-        scope = self
+        scope: Scope | None = self
         while scope is not None:
             if scope.kind == "function":
                 return True
@@ -58,9 +60,9 @@ def _module_of(scope: Scope) -> Scope:
     return scope
 
 
-def bind_block(scope: Scope, statements: list[ast.stmt] | ast.AST) -> None:
+def bind_block(scope: Scope, statements: Sequence[ast.AST] | ast.AST) -> None:
     """Record every name ``statements`` bind in ``scope`` itself (not in nested functions or classes)."""
-    for stmt in statements if isinstance(statements, list) else [statements]:
+    for stmt in [statements] if isinstance(statements, ast.AST) else statements:
         _bind(scope, stmt, None)
 
 
@@ -110,7 +112,8 @@ def _bind(scope: Scope, node: ast.AST, definer: ast.AST | None) -> None:
         scope.bind(node.rest, node)
     if isinstance(node, (ast.For, ast.AsyncFor)):
         _bind(scope, node.target, node)
-        for child in [node.iter] + node.body + node.orelse:
+        children: list[ast.AST] = [node.iter, *node.body, *node.orelse]
+        for child in children:
             _bind(scope, child, None)
         return
     if isinstance(node, ast.withitem):

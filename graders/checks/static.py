@@ -25,10 +25,12 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 def parse_cells(cells: Sequence[tuple[str, str]]) -> tuple[list[tuple[str, ast.Module]], list[Finding]]:
     """Parse each (label, source) cell, IPython lines neutralized; broken cells become findings."""
-    parsed, problems = [], []
+    parsed: list[tuple[str, ast.Module]] = []
+    problems: list[Finding] = []
     for label, source in cells:
         cell = reach.parse_cell(label, source)
         if cell.tree is None:
+            assert cell.error is not None, "parse_cell gives every cell without a tree its syntax error"
             problems.append(cell.error)
         else:
             parsed.append((label, cell.tree))

@@ -132,7 +132,8 @@ def _foreign_module_names() -> frozenset[str]:
     import sys
 
     import einops.layers.torch  # noqa: F401  (so its modules are scanned too)
-    foreign, allowed = set(), set()
+    foreign: set[str] = set()
+    allowed: set[str] = set()
     einops_modules = [name for name in list(sys.modules) if name.startswith(ALLOWED_MODULE_PREFIXES)]
     for mod in sorted(ALLOWED_MODULES - {"__future__"}) + sorted(einops_modules):
         m = importlib.import_module(mod)
@@ -182,7 +183,7 @@ class _Checker:
         _, scope, _ = self.resolver.loads[id(node)]
         if scope is None:
             return f"builtins.{node.id}" if hasattr(builtins, node.id) else None
-        quals = set()
+        quals: set[str | None] = set()  # None: a binding that is the student's own object
         for definer in scope.names.get(node.id, []):
             if id(definer) in self.aliases:
                 quals.add(self.aliases[id(definer)])

@@ -78,7 +78,7 @@ def gradebook_marks(gb: Gradebook, assignment: Assignment) -> dict[str, tuple[di
             sub = gb.find_submission(assignment.name, student.id)
         except MissingEntry:
             continue
-        marks: dict[str, float | None] = dict.fromkeys(ids)
+        marks: dict[str, float | None] = {i: None for i in ids}
         for nb in sub.notebooks:
             for grade in nb.grades:
                 if grade.name in marks:

@@ -56,10 +56,11 @@ def heat_map(assignment: Assignment, rates: np.ndarray):
 
 
 def score_histogram(assignment: Assignment, rows: list[StudentRow]):
-    totals = [r.total for r in rows if r.graded]
+    totals = [r.total for r in rows if r.total is not None]  # a row has a total exactly when it is graded
     top = sum(max_points(assignment).values())
     fig, ax = plt.subplots(figsize=(6, 3), num="score distribution")
-    ax.hist(totals, bins=np.arange(0, top + 2) - 0.5, color="tab:blue", edgecolor="white")
+    # matplotlib's stubs type bins as a Sequence[float]; hist takes an ndarray of edges as well
+    ax.hist(totals, bins=np.arange(0, top + 2) - 0.5, color="tab:blue", edgecolor="white")  # type: ignore[arg-type]
     ax.set_xlabel(f"total points (of {top:g})")
     ax.set_ylabel("students")
     ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
@@ -74,8 +75,9 @@ def speedup_plot(assignment: Assignment, verdicts: Verdicts):
         values = verdicts.speedups.get(ex.name, [])
         ax.scatter(i + rng.uniform(-0.15, 0.15, len(values)), values, s=18, alpha=0.7,
                    c=["tab:green" if v >= ex.speedup else "tab:red" for v in values])
+        # matplotlib's stubs type label as str; None (no legend entry) is accepted, like any Artist label
         ax.hlines(ex.speedup, i - 0.35, i + 0.35, colors="black", linestyles="dashed",
-                  label="threshold" if i == 0 else None)
+                  label="threshold" if i == 0 else None)  # type: ignore[arg-type]
     ax.set_yscale("log")
     ax.set_xticks(range(len(assignment.exercises)), [ex.name for ex in assignment.exercises], rotation=20)
     ax.set_ylabel("speedup over the loop version")

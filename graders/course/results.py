@@ -65,7 +65,7 @@ def class_marks(gb: Gradebook, course: Course, assignment: Assignment) -> list[S
     ids = list(max_points(assignment))
     why = ungraded(course, assignment.name)
     submitted = set(course.submitted_students(assignment.name))
-    rows = {}
+    rows: dict[str, StudentRow] = {}
     for student, (marks, late) in gradebook_marks(gb, assignment).items():
         rows[student] = StudentRow(student, marks, "graded" + (f", {_late(late)}" if late > 0 else ""))
     for student in submitted | set(why):

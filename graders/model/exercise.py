@@ -220,6 +220,8 @@ def load_variants(assignment_file: str, folder: str = "variants"):
 
 def _import_path(path: Path, mod_name: str):
     spec = importlib.util.spec_from_file_location(mod_name, path)
+    if spec is None or spec.loader is None:  # a path without a Python source suffix
+        raise ImportError(f"cannot import {path}: not a Python source file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[mod_name] = module
     spec.loader.exec_module(module)

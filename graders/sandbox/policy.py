@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 
 from traitlets import Bool, Integer, List, Unicode
 from traitlets.config import Configurable
@@ -104,7 +105,7 @@ class Sandbox(Configurable):
                 raise ValueError(f"{path} is inside the course folder {course}: student code gets a private copy")
 
     def wrap(self, command: list[str], scratch: str, cwd: str | None = None,
-             expose: list[str] = (), expose_rw: list[str] = ()) -> list[str]:
+             expose: Sequence[str] = (), expose_rw: Sequence[str] = ()) -> list[str]:
         """``command`` confined; unchanged only when the sandbox is off on purpose (see ``check``)."""
         if not self.check():
             return list(command)

@@ -102,9 +102,11 @@ class Template:
     def _ask(self, op: str, fds=(), **payload) -> dict:
         if not self.alive:
             self.start()
+        control = self.control
+        assert control is not None, "a live template has its control socket (start and close set both)"
         try:
-            send_frame(self.control, encode((op, payload)), fds, timeout=10)
-            return _read(self.control, 10)
+            send_frame(control, encode((op, payload)), fds, timeout=10)
+            return _read(control, 10)
         except (TimeoutError, EOFError, OSError, WorkerFailure):
             self.close()  # a template that does not answer goes, with every child it holds
             raise WorkerFailure("the Python process that runs it died") from None
@@ -186,10 +188,12 @@ class WorkerSession:
         return self._send(op, timeout, fds, regions, **payload)
 
     def _send(self, op: str, timeout: float, fds=(), regions=(), **payload) -> tuple[dict, float]:
+        sock = self.sock
+        assert sock is not None, "_send runs on a started child (start or request spawns it first)"
         start = time.perf_counter()
         try:
-            send_frame(self.sock, encode((op, payload), regions), fds, timeout=timeout)
-            data = recv_frame(self.sock, time.monotonic() + timeout, MAX_REPLY_BYTES)
+            send_frame(sock, encode((op, payload), regions), fds, timeout=timeout)
+            data = recv_frame(sock, time.monotonic() + timeout, MAX_REPLY_BYTES)
             elapsed = time.perf_counter() - start
             reply = decode(data, regions)
         except TimeoutError:

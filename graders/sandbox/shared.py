@@ -23,7 +23,8 @@ def _extent(t: torch.Tensor) -> int:
     """Elements of storage from its start up to the last one ``t`` uses."""
     if t.numel() == 0:
         return 0
-    return t.storage_offset() + 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
+    offset = int(t.storage_offset())  # a plain int for a real tensor; the stubs also allow a SymInt
+    return offset + 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
 
 
 class SharedArgs:

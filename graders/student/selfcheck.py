@@ -48,7 +48,7 @@ class Example:
 
     call: str
     bindings: dict
-    expected: object
+    expected: torch.Tensor  # what `mismatch` compares the output against
     rtol: float
     atol: float
 
