@@ -11,15 +11,12 @@ also covers internal variants (``_softmax``, ``_safe_softmax``).
 """
 from __future__ import annotations
 
-import fnmatch
-
 import torch
 
 from graders.checks.compare import mismatch
+from graders.checks.rules import forbidden_ops_used, grows
 from graders.checks.static import summarize
 from graders.sandbox.session import WorkerFailure
-
-GROWTH = 2  # ops or lines more at a larger size: beyond that, the work grows with the input
 
 
 def count_sizes(ex, gen: torch.Generator) -> list[int]:
@@ -34,22 +31,6 @@ def count_sizes(ex, gen: torch.Generator) -> list[int]:
     large = draw(max(4 * small, (2 * hi) // lo - 2), max(4 * small, (2 * hi) // lo))
     middle = draw(small + 1, large - 1)
     return [lo * small, lo * middle, lo * large]
-
-
-def _core(name: str) -> str:
-    """An op's name without the marks of internal variants: `_safe_softmax` -> `softmax`."""
-    name = name.lstrip("_")
-    for prefix in ("safe_", "fused_", "masked_"):
-        if name.startswith(prefix):
-            name = name[len(prefix):]
-    return name
-
-
-def forbidden_ops_used(patterns, ops) -> list[str]:
-    """Ops matching a pattern, as written or as their core name (`_softmax` also forbids `_safe_softmax`)."""
-    cores = [_core(p) for p in patterns]
-    return sorted(op for op in ops if any(fnmatch.fnmatchcase(op, p) or fnmatch.fnmatchcase(_core(op), c)
-                                          for p, c in zip(patterns, cores, strict=True)))
 
 
 def _count(checks, n: int) -> dict:
@@ -93,9 +74,7 @@ def vectorized(checks):
     if max(ops) > ex.max_ops or max(lines) > ex.max_lines:
         return Verdict("vectorized", False, f"{max(ops)} ATen ops and {max(lines)} Python lines in one call, more "
                        f"than the {ex.max_ops} ops and {ex.max_lines} lines a vectorized answer needs", figures)
-    grows = any(b > a + GROWTH for seq in (ops, lines) for a, b in zip(seq, seq[1:], strict=False)) \
-        or any(seq[-1] > seq[0] + GROWTH for seq in (ops, lines))
-    if grows:
+    if grows(ops) or grows(lines):
         first, last = counts[0]["ops"], counts[-1]["ops"]
         top = max(last, key=lambda k: last[k] - first.get(k, 0), default="")
         return Verdict("vectorized", False,

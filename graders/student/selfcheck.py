@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import torch
 
 from graders.checks.compare import mismatch
+from graders.checks.rules import forbidden_ops_used, grows
 from graders.checks.static import LOOP_HINT, Finding, Submission, summarize
 from graders.student import history, work
 
@@ -133,11 +134,11 @@ class Examples:
         if counted is None:
             return True, "no Python-level iteration found in the code (work not counted: inputs file missing)"
         (small, large), (c1, c2) = counted
-        used = work.forbidden_ops_used(self.forbidden_ops, c2["ops"])
+        used = forbidden_ops_used(self.forbidden_ops, c2["ops"])
         if used:
             return False, f"dispatched `aten.{used[0]}`, which is forbidden in this exercise"
         (ops1, lines1), (ops2, lines2) = [(sum(c["ops"].values()), c["lines"]) for c in (c1, c2)]
-        if work.grows(ops1, ops2) or work.grows(lines1, lines2):
+        if grows([ops1, ops2]) or grows([lines1, lines2]):
             top = max(c2["ops"], key=lambda k: c2["ops"][k] - c1["ops"].get(k, 0), default="")
             return False, (f"the work grows with the input: {ops1} ATen ops and {lines1} Python lines at size "
                            f"{small}, {ops2} and {lines2} at size {large} (most added: `{top}`), so Python-level "

@@ -85,12 +85,3 @@ def best_time(fn, args, budget: float = 0.5, reps: int = 5) -> float:
     return best
 
 
-# The grader's rules (graders.checks.parts), restated here because the student's install has no
-# sandbox (parts imports Unix-only modules); tests/test_selfcheck_parity.py checks that they agree.
-def grows(small: int, large: int) -> bool:
-    return large > small + max(2, small // 4)
-
-
-def forbidden_ops_used(patterns, ops) -> list[str]:
-    import re
-    return sorted(op for op in ops if any(re.fullmatch(p.replace("*", ".*"), op) for p in patterns))
