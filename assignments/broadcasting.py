@@ -109,7 +109,7 @@ return the `[N, M]` matrix of squared Euclidean distances:
     rtol=1e-4,
     atol=2e-2,
     loop_hint="build the [N, M] result with broadcasting instead",
-    bench_size=20,
+    bench_size=40,
     speedup=15,
 )
 
@@ -172,7 +172,7 @@ divide by the column's population standard deviation plus `eps`,
     rtol=1e-4,
     atol=1e-4,
     loop_hint="compute the column statistics with reductions over axis 0 instead",
-    bench_size=24,
+    bench_size=48,
     speedup=10,
 )
 

@@ -82,7 +82,7 @@ tensor of bilinear forms: `out[b, o] = sum_i sum_j x[b, i] * W[o, i, j] * y[b, j
     rtol=1e-4,
     atol=1e-4,
     loop_hint="name the axes and let `torch.einsum` do the multiplying and summing instead",
-    bench_size=8,
+    bench_size=12,
     speedup=20,
 )
 
@@ -146,7 +146,7 @@ the channels innermost. In einops notation this is
     half_loop=V.patchify_half_loop,
     loop=patchify_loop,
     hidden=patchify_hidden,
-    sized=lambda gen, n: (rand(gen, n, 3, 2 * n, 2 * n), 2),
+    sized=lambda gen, n: (rand(gen, n, 3, 2 * int(n ** 0.5), 2 * int(n ** 0.5)), 2),
     examples=(
         Example("images = torch.arange(32).view(1, 2, 4, 4)", "patchify(images, 2)"),
         Example("images = torch.arange(12.).view(1, 1, 2, 6)", "patchify(images, 2)",
@@ -155,7 +155,7 @@ the channels innermost. In einops notation this is
                 note="a 256 x 256 RGB image in 32 x 32 patches: 8 x 8 = 64 tokens of 32 * 32 * 3 = 3072 values"),
     ),
     loop_hint="split and reorder the axes with `rearrange` (or `reshape`/`permute`) instead",
-    bench_size=8,
+    bench_size=64,
     speedup=20,
 )
 
@@ -212,14 +212,14 @@ so it does not give this result as it is. `B` may be 0.""",
     half_loop=V.space_to_depth_half_loop,
     loop=space_to_depth_loop,
     hidden=space_to_depth_hidden,
-    sized=lambda gen, n: (rand(gen, n, 3, 2 * n, 2 * n), 2),
+    sized=lambda gen, n: (rand(gen, n, 3, 2 * int(n ** 0.5), 2 * int(n ** 0.5)), 2),
     examples=(
         Example("x = torch.arange(16).view(1, 1, 4, 4)", "space_to_depth(x, 2)"),
         Example("x = torch.arange(8.).view(1, 2, 2, 2)", "space_to_depth(x, 2)",
                 note="two channels: the channel index varies fastest in the output channels"),
     ),
     loop_hint="split and reorder the axes with `rearrange` (or `reshape`/`permute`) instead",
-    bench_size=7,
+    bench_size=64,
     speedup=20,
 )
 
@@ -276,7 +276,7 @@ This is the layout of `'b (g c) h w -> b (c g) h w'` with `g = groups`. `B` may 
     half_loop=V.channel_shuffle_half_loop,
     loop=channel_shuffle_loop,
     hidden=channel_shuffle_hidden,
-    sized=lambda gen, n: (rand(gen, n, 2 * n, n, n), 2),
+    sized=lambda gen, n: (rand(gen, n, 2 * int(n ** 0.5), int(n ** 0.5), int(n ** 0.5)), 2),
     examples=(
         Example("x = torch.arange(6).view(1, 6, 1, 1)", "channel_shuffle(x, 2).flatten()",
                 note="groups [0 1 2] and [3 4 5] are interleaved"),
@@ -284,7 +284,7 @@ This is the layout of `'b (g c) h w -> b (c g) h w'` with `g = groups`. `B` may 
         Example("x = torch.arange(16.).view(1, 4, 2, 2)", "channel_shuffle(x, 2)"),
     ),
     loop_hint="split the channel axis and swap its two factors with `rearrange` (or `reshape`/`transpose`) instead",
-    bench_size=7,
+    bench_size=64,
     speedup=20,
 )
 

@@ -405,7 +405,7 @@ The axis-moving functions listed below are not allowed, and neither is
     forbidden_ops=("permute", "transpose", "t", "numpy_T", "movedim", "moveaxis", "swapaxes", "swapdims",
                    "adjoint", "einsum", "as_strided"),
     loop_hint="give n, c, h and w their own axes and add their offsets with broadcasting instead",
-    bench_size=24,
+    bench_size=48,
     speedup=10,
 )
 

@@ -8,7 +8,7 @@ For every exercise, each of these is graded as a student's submission would be:
 - the loop version must pass "correct" and fail "vectorized" (it is what students replace);
 - the ``half_loop`` (a loop over one large axis, vectorized inside) must pass "correct"
   and fail "vectorized" and "fast": "fast" means vectorized-class speed;
-- a Python-list version must fail "fast";
+- a Python-list version must fail "vectorized" and "fast";
 - the stub must fail "correct".
 
 The measured speedups and factors are reported beside the thresholds, so that
@@ -117,25 +117,26 @@ class Row:
                 out.append(f"the half loop fails correct: {self.half_loop['correct'].message}")
             if self.half_loop["vectorized"].passed:
                 out.append(f"the half loop passes vectorized: {self.half_loop['vectorized'].message}")
+            if self.half_loop["fast"].passed:
+                out.append(f"the half loop passes fast: {self.half_loop['fast'].message}")
         if self.python_list["vectorized"].passed:
             out.append("the Python-list version passes vectorized")
+        if self.python_list["fast"].passed:
+            out.append(f"the Python-list version passes fast: {self.python_list['fast'].message}")
         if self.stub["correct"].passed:
             out.append("the stub passes correct")
         return out
 
     @property
     def speed_problems(self) -> list[str]:
-        """Where "fast" disagrees with the definitions' intent: an alternative that is not fast, a
-        half loop or a Python-list version that is. These depend on the timing method and the
-        machine; ``validate`` reports them beside the thresholds so that they can be calibrated."""
+        """An alternative that is not fast: reported beside the thresholds, not failed. Its bar
+        (within 3x of the reference) compares two vectorized answers, the one timing here that
+        noise on a loaded machine can tip. The half loop and the list version are benchmarked
+        where they run >= 5x the reference, so their "fast" is in ``problems``."""
         out = []
         for fn, verdicts in zip(self.exercise.alternatives, self.alternatives, strict=True):
             if verdicts["correct"].passed and not verdicts["fast"].passed:
                 out.append(f"alternative `{fn.__name__}` fails fast: {verdicts['fast'].message}")
-        if self.half_loop is not None and self.half_loop["fast"].passed:
-            out.append(f"the half loop passes fast: {self.half_loop['fast'].message}")
-        if self.python_list["fast"].passed:
-            out.append(f"the Python-list version passes fast: {self.python_list['fast'].message}")
         return out
 
     @property
