@@ -32,7 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sqlalchemy.exc import SAWarning
 
 from graders.course.directory import Course
-from graders.pipeline.precomputed import GradingJob, PutBackPrecomputed, execute_and_judge
+from graders.pipeline.precomputed import GradingJob, PutBackPrecomputed, definitions_files, execute_and_judge
 
 
 @dataclass
@@ -101,7 +101,7 @@ def _timed(job: GradingJob) -> tuple[str, float]:
 
 
 def _sanitized_jobs(course: Course, config, assignment: str, student: str, steps: list, seed: int,
-                    definitions: str) -> list[GradingJob]:
+                    definitions: dict[str, str]) -> list[GradingJob]:
     """nbgrader's sanitize steps, read-only on the gradebook, on each of the student's notebooks.
 
     A notebook that fails here (unknown to the gradebook, say) gets no job: nbgrader's own
@@ -183,9 +183,8 @@ def _grade_split(course: Course, assignment: str, students: list[str], console: 
     expensive, recording = pipeline[:cut], pipeline[cut:]
     seed = config.TrustedVerdicts.get("seed")
     seed = secrets.randbits(48) if seed is None else seed  # one per grading run, shared by every job
-    definitions_path = Path(config.TrustedVerdicts.get("assignments_dir", course.root / "assignments"))
-    definitions_path = definitions_path / f"{assignment}.py"
-    definitions = definitions_path.read_text() if definitions_path.exists() else ""
+    definitions_dir = Path(config.TrustedVerdicts.get("assignments_dir", course.root / "assignments"))
+    definitions = definitions_files(definitions_dir) if definitions_dir.is_dir() else {}
     with course.api(confined=confined):
         work = {s: _sanitized_jobs(course, config, assignment, s, expensive, seed, definitions) for s in students}
     if scheduler:  # a Dask worker may be on another machine: the kernel runs in a private scratch folder

@@ -43,7 +43,7 @@ class GradingJob:
     assignment: str
     notebook_id: str
     notebook: str  # the sanitized notebook, as JSON
-    definitions: str  # source of assignments/<assignment>.py
+    definitions: dict[str, str]  # the course's definitions folder: relative path -> text
     steps: list  # the preprocessor classes to run, in order
     config: Config = field(default_factory=Config)
     seed: int = 0  # the hidden cases' seed: one per grading run, shared by every job
@@ -54,16 +54,25 @@ class GradingJob:
         return notebook_key(nbformat.reads(self.notebook, as_version=4))
 
 
-def _definitions_folder(assignment: str, source: str) -> Path:
+def definitions_files(folder: Path) -> dict[str, str]:
+    """Every file of a course's definitions folder (the assignment modules import their variants, lessons
+    and case generators), by path relative to it: what a task carries so a worker needs no shared folder."""
+    return {str(p.relative_to(folder)): p.read_text() for p in sorted(Path(folder).rglob("*"))
+            if p.is_file() and p.suffix in (".py", ".md") and "__pycache__" not in p.parts}
+
+
+def _definitions_folder(files: dict[str, str]) -> Path:
     """A folder holding the definitions, named by their content so a process never mixes two versions."""
-    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16]
     folder = Path(tempfile.gettempdir()) / f"vecgrade-definitions-{digest}"
-    path = folder / f"{assignment}.py"
-    if not path.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{assignment}.py.part"
-        tmp.write_text(source)
-        tmp.replace(path)
+    if not (folder / ".complete").exists():
+        for name, text in files.items():
+            path = folder / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.part")
+            tmp.write_text(text)
+            tmp.replace(path)
+        (folder / ".complete").write_text("")
     return folder
 
 
@@ -88,7 +97,7 @@ def _close_runs() -> None:
 def execute_and_judge(job: GradingJob) -> str:
     """Run ``job.steps`` (execute, verdicts, ...) on the job's notebook; return the graded notebook as JSON."""
     config = copy.deepcopy(job.config)
-    config.TrustedVerdicts.assignments_dir = str(_definitions_folder(job.assignment, job.definitions))
+    config.TrustedVerdicts.assignments_dir = str(_definitions_folder(job.definitions))
     config.TrustedVerdicts.seed = job.seed
     config.TrustedVerdicts.run = _grading_run(job.seed)
     nb = nbformat.reads(job.notebook, as_version=4)
