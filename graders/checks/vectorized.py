@@ -74,7 +74,7 @@ def vectorized(checks):
     if max(ops) > ex.max_ops or max(lines) > ex.max_lines:
         return Verdict("vectorized", False, f"{max(ops)} ATen ops and {max(lines)} Python lines in one call, more "
                        f"than the {ex.max_ops} ops and {ex.max_lines} lines a vectorized answer needs", figures)
-    if grows(ops) or grows(lines):
+    if grows(ops, sizes) or grows(lines, sizes):
         first, last = counts[0]["ops"], counts[-1]["ops"]
         top = max(last, key=lambda k: last[k] - first.get(k, 0), default="")
         return Verdict("vectorized", False,
