@@ -151,7 +151,7 @@ Do not build a tensor of that shape: it may be far too large to allocate.""",
         Example("shape = torch.tensor([7])", "contiguous_strides(shape)"),
     ),
     loop_hint="use a running product (`cumprod`) over the sizes instead",
-    bench_size=160,
+    bench_size=320,
     speedup=12,
 )
 
