@@ -7,16 +7,12 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 import torch
 
 from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants
-from graders.model.inputs import ints, pick, rand, randint
+from graders.model.inputs import ints, rand, randint
 
 V = load_variants(__file__)
+CASES = load_variants(__file__, "cases")
 
 LESSON = load_lesson(__file__)
-
-
-def _as_sequence(gen, values):
-    """The same ints as a list or as a tuple (the exercises accept both)."""
-    return list(values) if pick(gen, (True, False)) else tuple(values)
 
 
 # ------------------------------------------------------------------------ storage_offsets
@@ -37,22 +33,16 @@ def storage_offsets(indices, stride, storage_offset):
     return storage_offset + (indices * steps).sum(1)
 
 
-def _offsets_case(gen, K, sizes, strides):
-    """Random in-range indices into a tensor of ``sizes``, plus its stride and storage offset."""
-    cols = [randint(gen, 0, s, K, 1) for s in sizes]
-    return torch.cat(cols, 1), _as_sequence(gen, strides), ints(gen, 0, 100, 1)[0]
-
-
 def storage_offsets_hidden(gen):
     for K, N in [(1, 1), (6, 2), (10, 3), (25, 4), (40, 5), (9, 7)]:
         sizes = ints(gen, 1, 8, N)
-        yield Case(f"random K={K}, N={N}", _offsets_case(gen, K, sizes, ints(gen, 0, 60, N)))
-    yield Case("K = 0", _offsets_case(gen, 0, [3, 4], [4, 1]))
-    yield Case("N = 1", _offsets_case(gen, 12, [9], [3]))
+        yield Case(f"random K={K}, N={N}", CASES._offsets_case(gen, K, sizes, ints(gen, 0, 60, N)))
+    yield Case("K = 0", CASES._offsets_case(gen, 0, [3, 4], [4, 1]))
+    yield Case("N = 1", CASES._offsets_case(gen, 12, [9], [3]))
     yield Case("list stride", (randint(gen, 0, 5, 8, 3), [20, 5, 1], 7))
     yield Case("tuple stride", (randint(gen, 0, 5, 8, 3), (1, 15, 3), 0))
-    yield Case("zero stride (an expanded axis)", _offsets_case(gen, 10, [4, 5], [0, 1]))
-    yield Case("large strides", _offsets_case(gen, 15, [50, 300, 1000], [10 ** 12, 10 ** 9, 7]))
+    yield Case("zero stride (an expanded axis)", CASES._offsets_case(gen, 10, [4, 5], [0, 1]))
+    yield Case("large strides", CASES._offsets_case(gen, 15, [50, 300, 1000], [10 ** 12, 10 ** 9, 7]))
     yield Case("transposed indices", (randint(gen, 0, 6, 11, 3, layout="transposed"), [1, 6, 36], 5))
     yield Case("sliced indices", (randint(gen, 0, 6, 11, 3, layout="sliced"), (42, 7, 1), 2))
 
@@ -106,14 +96,6 @@ def contiguous_strides(shape):
     return after.flip(0).cumprod(0).flip(0)
 
 
-def _mostly_ones(gen, n, big=24):
-    """``n`` sizes, all 1 except at most ``big`` of them in [2, 5), so the product stays small."""
-    shape = torch.ones(n, dtype=torch.int64)
-    where = torch.randperm(n, generator=gen)[:big]
-    shape[where] = torch.randint(2, 5, (where.shape[0],), generator=gen)
-    return shape
-
-
 def contiguous_strides_hidden(gen):
     for N in (2, 3, 4, 6, 9):
         yield Case(f"random N={N}", (randint(gen, 1, 8, N),))
@@ -121,10 +103,10 @@ def contiguous_strides_hidden(gen):
     yield Case("N = 1", (randint(gen, 1, 10, 1),))
     yield Case("N = 1, size 1", (torch.ones(1, dtype=torch.int64),))
     yield Case("all sizes 1", (torch.ones(5, dtype=torch.int64),))
-    yield Case("some sizes 1", (_mostly_ones(gen, 8, big=4),))
+    yield Case("some sizes 1", (CASES._mostly_ones(gen, 8, big=4),))
     yield Case("a size-1 last axis", (torch.cat([randint(gen, 2, 6, 3), torch.ones(1, dtype=torch.int64)]),))
     yield Case("large sizes", (randint(gen, 100, 2000, 4),))
-    yield Case("many axes", (_mostly_ones(gen, 40),))
+    yield Case("many axes", (CASES._mostly_ones(gen, 40),))
     yield Case("sliced shape tensor", (randint(gen, 1, 7, 5, layout="sliced"),))
     yield Case("a column of a 2-D tensor", (randint(gen, 1, 7, 6, 3)[:, 1],))
 
@@ -143,7 +125,7 @@ Do not build a tensor of that shape: it may be far too large to allocate.""",
     half_loop=V.contiguous_strides_half_loop,
     loop=contiguous_strides_loop,
     hidden=contiguous_strides_hidden,
-    sized=lambda gen, n: (_mostly_ones(gen, n),),
+    sized=lambda gen, n: (CASES._mostly_ones(gen, n),),
     examples=(
         Example("shape = torch.tensor([2, 3, 4, 5])", "contiguous_strides(shape)"),
         Example("shape = torch.tensor([3, 2])  # torch.arange(6).view(3, 2).stride()",
@@ -195,35 +177,24 @@ def permute_flat(buffer, shape, perm):
     return buffer[(index * new_strides).sum(1)]
 
 
-def _permute_case(gen, shape, perm, dtype, layout="contiguous"):
-    numel = 1
-    for s in shape:
-        numel *= s
-    if dtype.is_floating_point:
-        buffer = rand(gen, numel, dtype=dtype, layout=layout)
-    else:
-        buffer = randint(gen, -1000, 1000, numel, layout=layout).to(dtype)
-    return buffer, _as_sequence(gen, shape), _as_sequence(gen, perm)
-
-
 def permute_flat_hidden(gen):
     dtypes = (torch.float32, torch.float64, torch.int64)
     for N in (1, 2, 3, 3, 4, 5):
         shape = ints(gen, 1, 6, N)
         perm = [int(p) for p in torch.randperm(N, generator=gen)]
         for dtype in dtypes:
-            yield Case(f"random {dtype}, {N} axes", _permute_case(gen, shape, perm, dtype))
-    yield Case("NHWC -> NCHW", _permute_case(gen, [2, 6, 5, 3], [0, 3, 1, 2], torch.float32))
-    yield Case("NCHW -> NHWC", _permute_case(gen, [2, 3, 6, 5], [0, 2, 3, 1], torch.float64))
-    yield Case("identity permutation", _permute_case(gen, [3, 4, 2], [0, 1, 2], torch.float32))
-    yield Case("reversed axes", _permute_case(gen, [2, 3, 4, 5], [3, 2, 1, 0], torch.int64))
-    yield Case("size-1 axes", _permute_case(gen, [1, 4, 1, 3], [3, 0, 2, 1], torch.float32))
-    yield Case("a size-0 axis", _permute_case(gen, [3, 0, 2], [2, 0, 1], torch.float32))
-    yield Case("int32 buffer", _permute_case(gen, [4, 3, 5], [1, 2, 0], torch.int32))
+            yield Case(f"random {dtype}, {N} axes", CASES._permute_case(gen, shape, perm, dtype))
+    yield Case("NHWC -> NCHW", CASES._permute_case(gen, [2, 6, 5, 3], [0, 3, 1, 2], torch.float32))
+    yield Case("NCHW -> NHWC", CASES._permute_case(gen, [2, 3, 6, 5], [0, 2, 3, 1], torch.float64))
+    yield Case("identity permutation", CASES._permute_case(gen, [3, 4, 2], [0, 1, 2], torch.float32))
+    yield Case("reversed axes", CASES._permute_case(gen, [2, 3, 4, 5], [3, 2, 1, 0], torch.int64))
+    yield Case("size-1 axes", CASES._permute_case(gen, [1, 4, 1, 3], [3, 0, 2, 1], torch.float32))
+    yield Case("a size-0 axis", CASES._permute_case(gen, [3, 0, 2], [2, 0, 1], torch.float32))
+    yield Case("int32 buffer", CASES._permute_case(gen, [4, 3, 5], [1, 2, 0], torch.int32))
     yield Case("list shape and perm", (rand(gen, 24), [2, 3, 4], [2, 0, 1]))
     yield Case("tuple shape and perm", (rand(gen, 24), (2, 3, 4), (1, 2, 0)))
-    yield Case("sliced buffer", _permute_case(gen, [3, 4, 5], [2, 0, 1], torch.float32, layout="sliced"))
-    yield Case("sliced int buffer", _permute_case(gen, [2, 5, 3], [1, 2, 0], torch.int64, layout="sliced"))
+    yield Case("sliced buffer", CASES._permute_case(gen, [3, 4, 5], [2, 0, 1], torch.float32, layout="sliced"))
+    yield Case("sliced int buffer", CASES._permute_case(gen, [2, 5, 3], [1, 2, 0], torch.int64, layout="sliced"))
 
 
 PERMUTE_FLAT = Exercise(
@@ -362,7 +333,7 @@ def nhwc_to_nchw_offsets(shape):
 
 def nhwc_to_nchw_offsets_hidden(gen):
     for _ in range(6):
-        yield Case("random sizes", (_as_sequence(gen, ints(gen, 1, 6, 4)),))
+        yield Case("random sizes", (CASES._as_sequence(gen, ints(gen, 1, 6, 4)),))
     yield Case("an RGB image, the seed's (1, H, W, 3)", ((1, 48, 40, 3),))
     yield Case("C = 1: the offsets need no reordering", ([2, 4, 5, 1],))
     yield Case("H = W = 1", ((3, 1, 1, 7),))
