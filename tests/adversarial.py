@@ -29,7 +29,7 @@ ELEMENT = ("    B, F = a.shape\n    flat = torch.empty(B * F * F, dtype=a.dtype)
 DONE = "    return flat.view(B, F, F)\n"
 
 FULL, CORRECT_ONLY, NOTHING = (2.0, 1.0, 1.0), (2.0, 0.0, 0.0), (0.0, 0.0, 0.0)
-LOOPED_BUT_FAST = (2.0, 0.0, 1.0)  # right, loses "vectorized" for its Python iteration, and really is fast
+LOOPED_BUT_FAST = (2.0, 0.0, 1.0)  # right, loses "vectorized" for a loop, and its timed path is vectorized
 
 
 def _edit(grade_id: str, change: Callable) -> Callable:
@@ -166,7 +166,7 @@ CASES = [
          "    return k.to(a.dtype).view(B, F, F)\n", CORRECT_ONLY),
     Case("tolist", "Python lists from tolist()", "def batch_outer(a):\n    rows = a.tolist()\n"
          "    return torch.tensor([[[x * y for y in r] for x in r] for r in rows], dtype=a.dtype).view(a.shape[0], a.shape[1], a.shape[1])\n",
-         LOOPED_BUT_FAST),  # plain Python lists really are faster than the torch element loop
+         CORRECT_ONLY),  # Python lists: 60x the reference's time at the benchmark size, so not fast
     Case("torchscript", "a TorchScript loop",
          "@torch.jit.script\ndef outer_loop(a: torch.Tensor) -> torch.Tensor:\n    B, F = a.shape[0], a.shape[1]\n"
          "    out = torch.empty(B, F, F, dtype=a.dtype)\n    for b in range(B):\n        for i in range(F):\n"

@@ -136,7 +136,7 @@ DESIGN_CASES: list = [
          "    t = torch.threading.Thread(target=rows)\n    t.start()\n    t.join()\n    return out\n", CORRECT_ONLY),
     Case("sacrificed_exercise", "another exercise hangs (worker restart), then batch_outer uses Python lists",
          "def batch_outer(a):\n    rows = a.tolist()\n    out = [[[x * y for y in r] for x in r] for r in rows]\n"
-         "    return torch.tensor(out, dtype=a.dtype).view(a.shape[0], a.shape[1], a.shape[1])\n", LOOPED_BUT_FAST,
+         "    return torch.tensor(out, dtype=a.dtype).view(a.shape[0], a.shape[1], a.shape[1])\n", CORRECT_ONLY,
          tamper=_other_answer("pairwise_sq_dists_answer", "def pairwise_sq_dists(x, y):\n    while True:\n"
                               "        pass\n")),
     # D. stopping the batch
