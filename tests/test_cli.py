@@ -184,8 +184,10 @@ def test_nbgrader_exporter_plugin_writes_the_same_file(graded, tmp_path):
 def test_speedups_and_failures_read_from_the_grade_cells(graded, broadcasting):
     verdicts = read_verdicts(graded, broadcasting, list(CLASS))
     for ex in broadcasting.exercises:
-        ada, bob = sorted(verdicts.speedups[ex.name], reverse=True)  # gus's stub gets no speed verdict
-        assert ada >= ex.speedup > bob
+        # ada's speedup is read; bob's loop is stopped before a speedup exists, or measured below the bar;
+        # gus's stub gets no speed verdict
+        speeds = sorted(verdicts.speedups[ex.name], reverse=True)
+        assert 1 <= len(speeds) <= 2 and speeds[0] >= ex.speedup and all(s < ex.speedup for s in speeds[1:])
         assert any("vectorized" in msg for msg in verdicts.failures[ex.name])
         assert any(msg.startswith("correct: ") for msg in verdicts.failures[ex.name])
 

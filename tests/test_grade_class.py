@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from graders import KIT_ROOT
 from graders.course.demo import deserved_table
+from graders.course.personas import load_roster
 
 from conftest import make_demo_class
 
@@ -40,7 +42,8 @@ def test_the_readme_command_grades_the_whole_class_as_deserved(readme_course):
     course, students, proc = readme_course
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"graded {len(students)} of {len(students)} submissions" in proc.stdout
-    table, wrong = deserved_table(course, "broadcasting")
+    people = load_roster(KIT_ROOT, course.assignments["broadcasting"])
+    table, wrong = deserved_table(course, "broadcasting", people)
     assert set(course.part_scores(course.assignments["broadcasting"])) == set(students)
     assert wrong == 0
 
