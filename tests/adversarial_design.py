@@ -114,7 +114,7 @@ DESIGN_CASES: list = [
     Case("tensor_map_", "Tensor.map_ with a Python callback per element",
          "def batch_outer(a):\n    left = a[:, :, None].expand(-1, -1, a.shape[1]).to(torch.float64).contiguous()\n"
          "    right = a[:, None, :].expand(-1, a.shape[1], -1).to(torch.float64).contiguous()\n"
-         "    left.map_(right, lambda x, y: x * y)\n    return left.to(a.dtype)\n", CORRECT_ONLY),
+         "    left.map_(right, lambda x, y: x * y)\n    return left.to(a.dtype)\n", NOTHING),  # observed: no mark at all
     Case("any_generator_in_default", "the loop hides in a default argument's generator",
          "def batch_outer(a, _=None):\n" + ELEMENT + f"    run = lambda n, go=any: go(element(k) for k in range(n))\n"
          f"    run({N})\n" + DONE, CORRECT_ONLY),
