@@ -119,7 +119,7 @@ def test_a_grading_process_that_dies_costs_a_retry_then_a_reported_submission(tm
     if dies == "always":
         (tmp_path / "died").write_text("always")
     job = GradingJob("ada", "broadcasting", "broadcasting", nbformat.writes(new_notebook(cells=[new_code_cell("x")])),
-                     "", [DieOnce], path=str(tmp_path))
+                     {}, [DieOnce], path=str(tmp_path))
     [(_, graded, _, error)] = list(_run_pool([job], 1))
     if dies == "once":
         assert graded is not None and nbformat.reads(graded, as_version=4).cells[0].source == "survived", error

@@ -92,7 +92,22 @@ def grade_class(course: Course, assignment: str, students: list[str], plain: boo
     else:
         results = _grade_split(course, assignment, students, console, confined, jobs, scheduler)
     record_ungraded(course, assignment, results)
+    _drop_ungraded_rows(course, assignment, [r.student for r in results if not r.success])
     return results
+
+
+def _drop_ungraded_rows(course: Course, assignment: str, students: list[str]) -> None:
+    """An ungraded submission is never a 0: nbgrader may have written zero rows for a submission it could
+    only partly read (an unknown notebook name); ``ungraded.csv`` says why instead."""
+    if not students:
+        return
+    from nbgrader.api import Gradebook, MissingEntry
+    with Gradebook(course.db_url) as gb:
+        for student in students:
+            try:
+                gb.remove_submission(assignment, student)
+            except MissingEntry:
+                pass
 
 
 def _timed(job: GradingJob) -> tuple[str, float]:
