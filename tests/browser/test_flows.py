@@ -119,7 +119,7 @@ def test_student_flow(page, student_dir, broadcasting):
     answer, examples = index_of(nb, "batch-outer-answer"), index_of(nb, "batch-outer-examples")
     with jupyter_lab(student_dir) as (base, token):
         open_notebook(page, base, token, NOTEBOOK)
-        run(page, index_of(nb, "setup"))
+        run(page, index_of(nb, "setup"), timeout=180_000)  # the first cell waits for the kernel and torch
 
         set_source(page, answer, ex.reference_source())
         assert run(page, answer) == ""
