@@ -66,6 +66,7 @@ def _definitions_folder(files: dict[str, str]) -> Path:
     digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16]
     folder = Path(tempfile.gettempdir()) / f"vecgrade-definitions-{digest}"
     if not (folder / ".complete").exists():
+        folder.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():
             path = folder / name
             path.parent.mkdir(parents=True, exist_ok=True)
