@@ -96,6 +96,7 @@ is 0. `N` or `M` may be 0. The result has the dtype of the inputs.""",
     reference=box_iou,
     alternatives=(V.box_iou_corners, V.box_iou_prod),
     half_loop=V.box_iou_half_loop,
+    python_list=V.box_iou_lists,
     loop=box_iou_loop,
     hidden=box_iou_hidden,
     sized=lambda gen, n: (CASES._boxes(gen, n), CASES._boxes(gen, n)),
@@ -211,6 +212,7 @@ notebook, and checks what your function calls as well) or compute the IoU here. 
     reference=match_anchors,
     alternatives=(V.match_anchors_argmax, V.match_anchors_stable_sort),
     half_loop=V.match_anchors_half_loop,
+    python_list=V.match_anchors_lists,
     loop=match_anchors_loop,
     hidden=match_anchors_hidden,
     sized=lambda gen, n: (CASES._grid_boxes(gen, n, grid=n), CASES._grid_boxes(gen, n, grid=n), 0.3),
@@ -354,6 +356,7 @@ output_size=n, spatial_scale=1.0, sampling_ratio=1, aligned=True)`. `N` may be 0
     reference=roi_align,
     alternatives=(V.roi_align_separable, V.roi_align_flat_take),
     half_loop=V.roi_align_half_loop,
+    python_list=V.roi_align_lists,
     loop=roi_align_loop,
     hidden=roi_align_hidden,
     sized=lambda gen, n: (rand(gen, 2, 24, 20), CASES._roi_boxes(gen, n, 24, 20), n),
@@ -373,7 +376,7 @@ output_size=n, spatial_scale=1.0, sampling_ratio=1, aligned=True)`. `N` may be 0
     rtol=1e-4,
     atol=1e-4,
     loop_hint="compute the sample positions as [N, n] tensors and gather with integer-array indexing instead",
-    bench_size=8,
+    bench_size=16,
     speedup=12,   # measured 59x-124x on the shared 2-core machine
 )
 

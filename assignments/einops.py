@@ -146,7 +146,7 @@ the channels innermost. In einops notation this is
     half_loop=V.patchify_half_loop,
     loop=patchify_loop,
     hidden=patchify_hidden,
-    sized=lambda gen, n: (rand(gen, n, 3, 2 * int(n ** 0.5), 2 * int(n ** 0.5)), 2),
+    sized=lambda gen, n: (rand(gen, n, 3, 8, 8), 2),
     examples=(
         Example("images = torch.arange(32).view(1, 2, 4, 4)", "patchify(images, 2)"),
         Example("images = torch.arange(12.).view(1, 1, 2, 6)", "patchify(images, 2)",
@@ -155,7 +155,7 @@ the channels innermost. In einops notation this is
                 note="a 256 x 256 RGB image in 32 x 32 patches: 8 x 8 = 64 tokens of 32 * 32 * 3 = 3072 values"),
     ),
     loop_hint="split and reorder the axes with `rearrange` (or `reshape`/`permute`) instead",
-    bench_size=64,
+    bench_size=256,
     speedup=20,
 )
 
@@ -212,14 +212,14 @@ so it does not give this result as it is. `B` may be 0.""",
     half_loop=V.space_to_depth_half_loop,
     loop=space_to_depth_loop,
     hidden=space_to_depth_hidden,
-    sized=lambda gen, n: (rand(gen, n, 3, 2 * int(n ** 0.5), 2 * int(n ** 0.5)), 2),
+    sized=lambda gen, n: (rand(gen, n, 3, 8, 8), 2),
     examples=(
         Example("x = torch.arange(16).view(1, 1, 4, 4)", "space_to_depth(x, 2)"),
         Example("x = torch.arange(8.).view(1, 2, 2, 2)", "space_to_depth(x, 2)",
                 note="two channels: the channel index varies fastest in the output channels"),
     ),
     loop_hint="split and reorder the axes with `rearrange` (or `reshape`/`permute`) instead",
-    bench_size=64,
+    bench_size=256,
     speedup=20,
 )
 
@@ -345,7 +345,7 @@ The inputs may be floats or integers, and may be negative. `max_pool*` and
     half_loop=V.max_pool_2x2_half_loop,
     loop=max_pool_2x2_loop,
     hidden=max_pool_2x2_hidden,
-    sized=lambda gen, n: (rand(gen, n, 3, 2 * n, 2 * n),),
+    sized=lambda gen, n: (rand(gen, n, 3, 8, 8),),
     examples=(
         Example("x = torch.arange(16.).view(1, 1, 4, 4)", "max_pool_2x2(x)"),
         Example("x = torch.tensor([[[[-1, -5, 3, 3], [-2, -7, 3, 0]]]])", "max_pool_2x2(x)",
@@ -355,7 +355,7 @@ The inputs may be floats or integers, and may be negative. `max_pool*` and
                "FractionalMaxPool*"),
     forbidden_ops=("max_pool*", "adaptive_max_pool*", "fractional_max_pool*"),
     loop_hint="split each spatial axis into (blocks, 2) and reduce the window axes instead",
-    bench_size=6,
+    bench_size=128,
     speedup=12,
 )
 

@@ -217,9 +217,10 @@ e.g. by `tensordot`, `F.linear` or `.mH`). `shape` may contain a 0 (then `buffer
     reference=permute_flat,
     alternatives=(V.permute_flat_as_strided, V.permute_flat_digits),
     half_loop=V.permute_flat_half_loop,
+    python_list=V.permute_flat_lists,
     loop=permute_flat_loop,
     hidden=permute_flat_hidden,
-    sized=lambda gen, n: (rand(gen, 6 * n * n), (2, n, n, 3), (0, 3, 1, 2)),
+    sized=lambda gen, n: (rand(gen, 12 * n), (n, 4, 3), (1, 2, 0)),
     examples=(
         Example("buffer = torch.arange(6)  # torch.arange(6).view(2, 3).T, flattened",
                 "permute_flat(buffer, (2, 3), (1, 0))"),
@@ -232,7 +233,7 @@ e.g. by `tensordot`, `F.linear` or `.mH`). `shape` may contain a 0 (then `buffer
     forbidden_ops=("permute", "transpose", "t", "numpy_T", "movedim", "moveaxis", "swapaxes", "swapdims",
                    "adjoint", "einsum"),
     loop_hint="compute every output position's source offset with tensor arithmetic (or build the view) instead",
-    bench_size=48,
+    bench_size=128,
     speedup=8,
 )
 

@@ -1,9 +1,9 @@
 """`vecgrade validate` on the course, and the loop class.
 
-Per exercise: the reference and two alternatives pass; the loop version, the half loop and a
-Python-list version fail "vectorized"; the stub fails "correct". Speed expectations (the
-alternatives fast, the half loop and the list version not) are reported as ``speed_problems``:
-they depend on the timing method and the machine, so this test does not time anything.
+Per exercise: the reference and two alternatives pass all three parts; the loop version, the
+half loop and a Python-list version fail "vectorized", and the half loop and the list version
+fail "fast" too; the stub fails "correct". The bench sizes keep the half loops and list versions
+at 5x the reference's time or more (``benchmarks/calibrate.py``), against an allowance of 3x.
 """
 import dataclasses
 
@@ -29,7 +29,9 @@ def test_validate_is_green_and_the_loop_class_is_caught(name):
         assert len(row.alternatives) >= 2
         assert all(a["correct"].passed and a["vectorized"].passed for a in row.alternatives), row.exercise.name
         assert row.half_loop["correct"].passed and not row.half_loop["vectorized"].passed
+        assert not row.half_loop["fast"].passed, (row.exercise.name, row.half_loop["fast"].message)
         assert not row.python_list["vectorized"].passed
+        assert not row.python_list["fast"].passed, (row.exercise.name, row.python_list["fast"].message)
 
 
 def batch_outer_loop(a):  # a "loop version" that is in fact vectorized
@@ -37,12 +39,12 @@ def batch_outer_loop(a):  # a "loop version" that is in fact vectorized
 
 
 def batch_outer(a):  # a "reference" that is in fact a loop
-    B, F = a.shape
-    out = torch.empty(B, F, F, dtype=a.dtype)
-    for b in range(B):
-        for i in range(F):
-            for j in range(F):
-                out[b, i, j] = a[b, i] * a[b, j]
+    return torch.cat([(row[:, None] * row)[None] for row in a] + [a.new_empty(0, a.shape[1], a.shape[1])])
+
+
+def batch_outer_fast_half_loop(a):  # a "half loop" that loops over nothing that costs: as fast as the reference
+    for _ in range(1):
+        out = a[:, :, None] * a[:, None, :]
     return out
 
 
@@ -58,12 +60,14 @@ def test_validate_reports_broken_definitions(broadcasting):
                               (dataclasses.replace(ex, alternatives=(batch_outer_wrong,) + tuple(ex.alternatives)),
                                "alternative `batch_outer_wrong` fails correct"),
                               (dataclasses.replace(ex, alternatives=ex.alternatives[:1]), "at least 2 needed"),
-                              (vectorized_half_loop, "the half loop passes vectorized")):
+                              (vectorized_half_loop, "the half loop passes vectorized"),
+                              (dataclasses.replace(ex, half_loop=batch_outer_fast_half_loop),
+                               "the half loop passes fast")):
         [row] = validate_assignment(dataclasses.replace(broadcasting, exercises=(changed,)))
         assert any(expected in p for p in row.problems), row.problems
     [good] = validate_assignment(dataclasses.replace(broadcasting, exercises=(ex,)))
-    timed = "reference fails fast"   # a timing, not a definition: this unit test must not depend on the load
-    assert not [p for p in good.problems if not p.startswith(timed)], good.problems
+    # timings of vectorized answers against each other may tip under load: only the definitions are asserted
+    assert not [p for p in good.problems if "fails fast" not in p], good.problems
 
 
 def test_derived_python_list_version_is_correct_but_iterates(broadcasting):

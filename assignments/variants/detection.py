@@ -138,3 +138,52 @@ def roi_align_half_loop(features, boxes, output_size):
                  + ly * lx * features[:, y1_[:, None], x1_[None, :]])
         out[i] = value * inside
     return out
+
+
+def box_iou_lists(boxes1, boxes2):
+    def iou(p, q):
+        w = max(min(p[2], q[2]) - max(p[0], q[0]), 0)
+        h = max(min(p[3], q[3]) - max(p[1], q[1]), 0)
+        union = (p[2] - p[0]) * (p[3] - p[1]) + (q[2] - q[0]) * (q[3] - q[1]) - w * h
+        return w * h / union if union > 0 else 0.0
+
+    rows = [[iou(p, q) for q in boxes2.tolist()] for p in boxes1.tolist()]
+    return torch.tensor(rows, dtype=boxes1.dtype).reshape(boxes1.shape[0], boxes2.shape[0])
+
+
+def match_anchors_lists(anchors, gt, threshold):
+    def iou(p, q):
+        w = max(min(p[2], q[2]) - max(p[0], q[0]), 0)
+        h = max(min(p[3], q[3]) - max(p[1], q[1]), 0)
+        union = (p[2] - p[0]) * (p[3] - p[1]) + (q[2] - q[0]) * (q[3] - q[1]) - w * h
+        return w * h / union if union > 0 else 0.0
+
+    truths, out = gt.tolist(), []
+    for p in anchors.tolist():
+        ious = [iou(p, q) for q in truths]
+        best = max(ious, default=-1.0)
+        out.append(ious.index(best) if truths and best >= threshold else -1)
+    return torch.tensor(out, dtype=torch.int64)
+
+
+def roi_align_lists(features, boxes, output_size):
+    C, H, W = features.shape
+    f, n = features.tolist(), output_size
+
+    def sample(c, y, x):  # bilinear, zero outside [-1, H] x [-1, W], clamped at the last row and column
+        if y < -1 or y > H or x < -1 or x > W:
+            return 0.0
+        y, x = max(y, 0.0), max(x, 0.0)
+        y0, x0 = min(int(y), H - 1), min(int(x), W - 1)
+        ly = y - y0 if y0 < H - 1 else 0.0
+        lx = x - x0 if x0 < W - 1 else 0.0
+        y1, x1 = min(y0 + 1, H - 1), min(x0 + 1, W - 1)
+        return (f[c][y0][x0] * (1 - ly) * (1 - lx) + f[c][y0][x1] * (1 - ly) * lx
+                + f[c][y1][x0] * ly * (1 - lx) + f[c][y1][x1] * ly * lx)
+
+    out = []
+    for left, top, right, bottom in boxes.tolist():
+        ys = [top - 0.5 + (i + 0.5) * ((bottom - top) / n) for i in range(n)]
+        xs = [left - 0.5 + (j + 0.5) * ((right - left) / n) for j in range(n)]
+        out.append([[[sample(c, y, x) for x in xs] for y in ys] for c in range(C)])
+    return torch.tensor(out, dtype=features.dtype).reshape(len(out), C, n, n)

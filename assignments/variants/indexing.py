@@ -102,3 +102,19 @@ def one_hot_half_loop(labels, num_classes):
     for n in range(labels.shape[0]):
         out[n] = (classes == labels[n]).long()
     return out
+
+
+def conv2d_indexing_lists(img, filters, stride=1, padding=0):
+    Cin, H, W = img.shape
+    Cout, K = filters.shape[1], filters.shape[2]
+    x, f = img.tolist(), filters.tolist()
+    Hout = (H + 2 * padding - K) // stride + 1
+    Wout = (W + 2 * padding - K) // stride + 1
+
+    def pixel(c, y, z):  # zero outside the image: the padding
+        return x[c][y][z] if 0 <= y < H and 0 <= z < W else 0
+
+    out = [[[sum(f[c][o][i][j] * pixel(c, r * stride + i - padding, q * stride + j - padding)
+                 for c in range(Cin) for i in range(K) for j in range(K))
+             for q in range(Wout)] for r in range(Hout)] for o in range(Cout)]
+    return torch.tensor(out, dtype=img.dtype).reshape(Cout, Hout, Wout)

@@ -110,3 +110,19 @@ def nhwc_to_nchw_offsets_half_loop(shape):
         out[:, :, h, :] = (torch.arange(N)[:, None, None] * (H * W * C) + torch.arange(C)[:, None]
                            + h * (W * C) + torch.arange(W) * C)
     return out
+
+
+def permute_flat_lists(buffer, shape, perm):
+    values, shape = buffer.tolist(), list(shape)
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    new_shape, new_strides = [shape[p] for p in perm], [strides[p] for p in perm]
+    out = []
+    for q in range(len(values)):
+        rest, source = q, 0
+        for n in range(len(shape) - 1, -1, -1):
+            source += rest % new_shape[n] * new_strides[n]
+            rest //= new_shape[n]
+        out.append(values[source])
+    return torch.tensor(out, dtype=buffer.dtype)
