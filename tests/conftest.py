@@ -25,18 +25,29 @@ def program(assignment, **answers):
     return [("preamble", assignment.preamble)] + [(f"your `{name}` cell", src) for name, src in answers.items()]
 
 
-def make_demo_class(directory: Path, assignment: str = "broadcasting", extra_config: str = ""):
-    """A course folder as the README's workflow leaves it: built, released, the demo class submitted."""
+def generated_course(directory: Path, *assignments, extra_config: str = ""):
+    """A course folder with ``assignments`` built into source/ and generated into release/
+    (``extra_config`` appended to its nbgrader_config.py first)."""
     from graders.course.build import write_source
-    from graders.course.demo import make_course, submit_class
+    from graders.course.demo import make_course
     course = make_course(directory)
     if extra_config:
         with open(course.root / "nbgrader_config.py", "a") as f:
             f.write("\n" + extra_config + "\n")
-    for a in course.assignments.values():
+    for a in assignments:
         write_source(course.root, a)
     with course.api() as api:
-        assert api.generate_assignment(assignment)["success"]
+        for a in assignments:
+            assert api.generate_assignment(a.name)["success"], a.name
+    return course
+
+
+def make_demo_class(directory: Path, assignment: str = "broadcasting", extra_config: str = ""):
+    """A course folder as the README's workflow leaves it: built, released, the demo class submitted."""
+    from graders.course.demo import submit_class
+    definitions = load_assignment(ROOT / "assignments" / f"{assignment}.py")
+    course = generated_course(directory, definitions, extra_config=extra_config)
+    with course.api() as api:
         assert api.release_assignment(assignment)["success"]
     return course, submit_class(course, assignment)
 

@@ -11,20 +11,16 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from graders.course.build import write_source
-from graders.course.demo import make_course
 from graders.course.grade import UNGRADED, grade_class
 from graders.model.exercise import PARTS
 
 from adversarial import CASES
+from conftest import generated_course
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, broadcasting):
-    course = make_course(tmp_path_factory.mktemp("adversarial") / "course")
-    write_source(course.root, broadcasting)
-    with course.api() as api:
-        assert api.generate_assignment("broadcasting")["success"]
+    course = generated_course(tmp_path_factory.mktemp("adversarial") / "course", broadcasting)
     release = nbformat.read(course.root / "release" / "broadcasting" / "broadcasting.ipynb", as_version=4)
     for case in CASES:
         dest = course.root / "submitted" / case.name / "broadcasting" / "broadcasting.ipynb"

@@ -15,12 +15,13 @@ from typer.testing import CliRunner
 
 from graders import KIT_ROOT
 from graders.cli import app
-from graders.course.build import write_source
 from graders.course.demo import make_course, submit_class
 from graders.course.export import MAX_ROW
 from graders.course.grade import grade_class
 from graders.course.personas import load_roster
 from graders.course.results import read_verdicts
+
+from conftest import generated_course
 
 runner = CliRunner()
 CLASS = ("ada", "bob", "gus")  # vectorized / loops / untouched
@@ -49,10 +50,7 @@ def fresh(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, broadcasting):
-    course = make_course(tmp_path_factory.mktemp("graded") / "course")
-    write_source(course.root, broadcasting)
-    with course.api() as api:
-        assert api.generate_assignment("broadcasting")["success"]
+    course = generated_course(tmp_path_factory.mktemp("graded") / "course", broadcasting)
     people = [p for p in load_roster(KIT_ROOT, broadcasting) if p.student in CLASS]
     students = submit_class(course, "broadcasting", people)
     broken = course.root / "submitted" / BROKEN / "broadcasting" / "broadcasting.ipynb"

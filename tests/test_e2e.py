@@ -14,8 +14,7 @@ from rich.console import Console
 
 from graders import KIT_ROOT
 from graders.checks.submission import exercise_seed
-from graders.course.build import write_source
-from graders.course.demo import deserved_marks, make_course, run_demo, submit_class
+from graders.course.demo import deserved_marks, run_demo, submit_class
 from graders.course.grade import grade_class
 from graders.course.marks import exercise_marks
 from graders.course.personas import (
@@ -28,6 +27,8 @@ from graders.course.personas import (
     loop_answer,
 )
 from graders.model.exercise import load_assignment
+
+from conftest import generated_course
 
 DEMO = demo_module(KIT_ROOT, "broadcasting")
 DEMO_ASSIGNMENT = load_assignment(KIT_ROOT / "assignments" / "broadcasting.py")
@@ -64,12 +65,8 @@ def tampering_personas():
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, broadcasting):
-    course = make_course(tmp_path_factory.mktemp("e2e") / "course")
-    with open(course.root / "nbgrader_config.py", "a") as config:
-        config.write(f"\nc.TrustedVerdicts.seed = {SEED}\n")
-    write_source(course.root, broadcasting)
-    with course.api() as api:
-        assert api.generate_assignment("broadcasting")["success"]
+    course = generated_course(tmp_path_factory.mktemp("e2e") / "course", broadcasting,
+                              extra_config=f"c.TrustedVerdicts.seed = {SEED}")
     people = DEMO.roster(broadcasting) + tampering_personas()
     students = submit_class(course, "broadcasting", people)
     results = grade_class(course, "broadcasting", students)

@@ -3,19 +3,16 @@ import nbformat
 import pytest
 
 from graders import KIT_ROOT
-from graders.course.build import write_source
-from graders.course.demo import make_course
 from graders.course.grade import grade_class
 from graders.course.personas import load_roster
 from graders.sandbox import policy
 
+from conftest import generated_course
+
 
 @pytest.fixture
 def course_without_unshare(tmp_path, broadcasting, monkeypatch):
-    course = make_course(tmp_path / "course")
-    write_source(course.root, broadcasting)
-    with course.api() as api:
-        assert api.generate_assignment("broadcasting")["success"]
+    course = generated_course(tmp_path / "course", broadcasting)
     release = nbformat.read(course.root / "release" / "broadcasting" / "broadcasting.ipynb", as_version=4)
     ada = load_roster(KIT_ROOT, broadcasting)[0]
     dest = course.root / "submitted" / ada.student / "broadcasting" / "broadcasting.ipynb"

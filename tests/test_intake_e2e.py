@@ -11,12 +11,12 @@ import stat
 import nbformat
 import pytest
 
-from graders.course.build import write_source
-from graders.course.demo import make_course
 from graders.course.grade import grade_class
 from graders.course.personas import Persona
 from graders.model.exercise import PARTS
 from graders.pipeline.intake import copy_regular_files, unsafe_entries
+
+from conftest import generated_course
 
 IN_KERNEL = "__import__('sys').argv[0].endswith('ipykernel_launcher.py')"  # slow or loud in the kernel only
 FLOOD = f"if {IN_KERNEL}:\n    print(('x' * 1_000_000 + '\\n') * 40)\n"  # 40 lines of 1 MB (no loop: fair to "vectorized")
@@ -39,12 +39,7 @@ def _honest(name, extra=()):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, broadcasting):
-    course = make_course(tmp_path_factory.mktemp("bounded") / "course")
-    with open(course.root / "nbgrader_config.py", "a") as f:
-        f.write(TIGHT)
-    write_source(course.root, broadcasting)
-    with course.api() as api:
-        assert api.generate_assignment("broadcasting")["success"]
+    course = generated_course(tmp_path_factory.mktemp("bounded") / "course", broadcasting, extra_config=TIGHT)
     release = nbformat.read(course.root / "release" / "broadcasting" / "broadcasting.ipynb", as_version=4)
     people = [_honest("a_flood", [FLOOD] * 3), _honest("b_control", [QUIET]), _honest("b_link"),
               _honest("c_slow", [SLOW] * 5),

@@ -13,8 +13,6 @@ import nbformat
 import pytest
 from nbgrader.validator import Validator
 
-from graders.course.build import write_source
-from graders.course.demo import make_course
 from graders.course.grade import grade_class
 from graders.model.exercise import PARTS
 from graders.model.notebook import answer_id
@@ -63,12 +61,9 @@ def submission_notebook(release, assignment, answers, before):
 def course(tmp_path_factory):
     from graders.model.exercise import load_assignment
 
-    from conftest import ROOT
+    from conftest import ROOT, generated_course
     assignment = load_assignment(ROOT / "assignments" / "broadcasting.py")
-    course = make_course(tmp_path_factory.mktemp("parity") / "course")
-    write_source(course.root, assignment)
-    with course.api() as api:
-        assert api.generate_assignment("broadcasting")["success"]
+    course = generated_course(tmp_path_factory.mktemp("parity") / "course", assignment)
     release_dir = course.root / "release" / "broadcasting"
     release = nbformat.read(release_dir / "broadcasting.ipynb", as_version=4)
     for student, sub in submissions(assignment).items():

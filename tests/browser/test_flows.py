@@ -16,10 +16,11 @@ from typer.testing import CliRunner
 
 from graders import KIT_ROOT
 from graders.cli import app
-from graders.course.build import write_source
-from graders.course.demo import make_course, submit_class
+from graders.course.demo import submit_class
 from graders.course.grade import grade_class
 from graders.course.personas import load_roster, loop_answer
+
+from conftest import generated_course
 
 pytestmark = pytest.mark.e2e  # a JupyterLab server and a browser per test
 
@@ -29,10 +30,7 @@ NOTEBOOK = "broadcasting.ipynb"
 
 @pytest.fixture(scope="module")
 def released(tmp_path_factory, broadcasting):
-    course = make_course(tmp_path_factory.mktemp("browser") / "course")
-    write_source(course.root, broadcasting)
-    with course.api() as api:
-        assert api.generate_assignment("broadcasting")["success"]
+    course = generated_course(tmp_path_factory.mktemp("browser") / "course", broadcasting)
     return course
 
 
