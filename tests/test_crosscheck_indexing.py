@@ -14,8 +14,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from graders import KIT_ROOT
 from graders.checks.compare import mismatch
 from graders.checks.submission import grade_submission
+from graders.course.personas import demo_module
 from graders.model.inputs import rand, randint
 
 from crosscheck import LAYOUTS, Definitions
@@ -317,35 +319,30 @@ def test_one_hot_hidden_coverage():
 
 # ------------------------------------------------------------------- wrong answers fail "correct"
 
+DEMO_WRONG = demo_module(KIT_ROOT, "indexing").WRONG  # each first wrong answer is the demo class's
+
 WRONG = {
     "select_pairs": [
         # the row stride is the number of columns, not rows
-        "def select_pairs(a, idx):\n    return a.reshape(-1)[idx[:, 0] * a.shape[0] + idx[:, 1]]\n",
+        DEMO_WRONG["select_pairs"],
         # right for contiguous a only
         "def select_pairs(a, idx):\n    return a.view(-1)[idx[:, 0] * a.shape[1] + idx[:, 1]]\n",
     ],
     "double_positive_": [
         # b is a copy: a is never changed
-        "def double_positive_(a):\n    b = a[a > 0]\n    b *= 2\n    return a\n",
+        DEMO_WRONG["double_positive_"],
         # a new tensor, not in place
         "def double_positive_(a):\n    return torch.where(a > 0, 2 * a, a)\n",
         # a contiguous copy of a non-contiguous view: the writes go nowhere (or view() fails)
         "def double_positive_(a):\n    flat = a.reshape(-1)\n    flat[flat > 0] *= 2\n    return a\n",
     ],
     "rows_with_small_sum": [
-        "def rows_with_small_sum(a, threshold):\n    return a[a.sum(1) <= threshold]\n",
+        DEMO_WRONG["rows_with_small_sum"],
         "def rows_with_small_sum(a, threshold):\n    return a[a.mean(1) < threshold]\n",
     ],
     "conv2d_indexing": [
         # the chapter's bug: padding ignored
-        "def conv2d_indexing(img, filters, stride=1, padding=0):\n"
-        "    Cin, H, W = img.shape\n"
-        "    Cout, K = filters.shape[1], filters.shape[2]\n"
-        "    Hout, Wout = (H - K) // stride + 1, (W - K) // stride + 1\n"
-        "    rows = (torch.arange(Hout) * stride)[:, None, None, None] + torch.arange(K)[:, None]\n"
-        "    cols = (torch.arange(Wout) * stride)[:, None, None] + torch.arange(K)\n"
-        "    patches = img[:, rows, cols]\n"
-        "    return torch.einsum('chwij,coij->ohw', patches, filters)\n",
+        DEMO_WRONG["conv2d_indexing"],
         # a flipped kernel (true convolution rather than cross-correlation)
         "def conv2d_indexing(img, filters, stride=1, padding=0):\n"
         "    Cin, H, W = img.shape\n"
@@ -359,7 +356,7 @@ WRONG = {
     ],
     "one_hot": [
         # bool, not int64
-        "def one_hot(labels, num_classes):\n    return labels[:, None] == torch.arange(num_classes)\n",
+        DEMO_WRONG["one_hot"],
         # float, not int64
         "def one_hot(labels, num_classes):\n"
         "    return torch.zeros(labels.shape[0], num_classes).scatter_(1, labels[:, None], 1.0)\n",

@@ -13,7 +13,9 @@ import warnings
 import pytest
 import torch
 
+from graders import KIT_ROOT
 from graders.checks.submission import grade_submission
+from graders.course.personas import demo_module
 
 from crosscheck import LAYOUTS, Definitions, lay_out
 
@@ -307,6 +309,8 @@ def test_sized_inputs_agree(name):
 
 # ------------------------------------------------------------------------ wrong answers fail
 
+DEMO_WRONG = demo_module(KIT_ROOT, "scatter").WRONG  # each first wrong answer is the demo class's
+
 WRONG = {
     "index_reduce_rows": [
         # ignores include_self
@@ -328,20 +332,11 @@ def index_reduce_rows(base, index, source, reduce, include_self=True):
     ],
     "reverse_unique": [
         # loses a's shape
-        """\
-def reverse_unique(values, inverse):
-    return values[inverse.reshape(-1)]
-""",
+        DEMO_WRONG["reverse_unique"],
     ],
     "segment_mean": [
         # advanced-index += drops repeated segments
-        """\
-def segment_mean(data, segment_ids, num_segments):
-    sums = torch.zeros(num_segments, data.shape[1], dtype=data.dtype)
-    sums[segment_ids] += data
-    counts = torch.bincount(segment_ids, minlength=num_segments).to(data.dtype)
-    return sums / counts.clamp(min=1)[:, None]
-""",
+        DEMO_WRONG["segment_mean"],
         # divides empty segments by 0
         """\
 def segment_mean(data, segment_ids, num_segments):
@@ -352,12 +347,7 @@ def segment_mean(data, segment_ids, num_segments):
     ],
     "confusion_matrix": [
         # advanced-index += counts a repeated pair once
-        """\
-def confusion_matrix(pred, target, num_classes):
-    out = torch.zeros(num_classes, num_classes, dtype=torch.int64)
-    out[target, pred] += 1
-    return out
-""",
+        DEMO_WRONG["confusion_matrix"],
     ],
 }
 
