@@ -251,9 +251,10 @@ CASES += [
          FULL, extra=[_KIT + "try:\n    print(open(os.path.join(kit, 'graders', 'course', 'roster.py')).read(40))\n"
                                     "except Exception as exc:\n    print('blocked:', type(exc).__name__)\n"],
          shows="blocked: FileNotFoundError"),
+    # the kernel's own scratch folder (its working folder's parent) may sit next to the kit, as in /tmp
     Case("list_neighbour_checkouts", "lists the folders next to the kit (other checkouts, other courses)", REF,
          FULL, extra=[_KIT + "print('neighbours:', sorted(set(os.listdir(os.path.dirname(kit))) - "
-                                    "{os.path.basename(kit)}))\n"],
+                                    "{os.path.basename(kit), os.path.basename(os.path.dirname(os.getcwd()))}))\n"],
          shows="neighbours: []"),
     Case("inherited_environment", "looks for the grader's environment variables (secrets)", REF, FULL,
          extra=["import os\nprint('inherited:', sorted(k for k in os.environ if k.startswith("
