@@ -125,3 +125,29 @@ def test_a_grading_process_that_dies_costs_a_retry_then_a_reported_submission(tm
         assert graded is not None and nbformat.reads(graded, as_version=4).cells[0].source == "survived", error
     else:
         assert graded is None and "died" in error
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("dies", ["once", "always"])
+def test_a_dask_worker_that_dies_costs_a_rerun_then_a_reported_submission(tmp_path, dask_scheduler, dies):
+    """A worker killed mid-task: Dask reruns the task on a live worker; a task that kills every worker
+    it meets is reported ungraded (KilledWorker), never half-written."""
+    import nbformat
+    from distributed import Client
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from graders.course.grade import _run_dask
+    from graders.pipeline.precomputed import GradingJob
+    if dies == "always":
+        (tmp_path / "died").write_text("always")
+    job = GradingJob("ada", "broadcasting", "broadcasting", nbformat.writes(new_notebook(cells=[new_code_cell("x")])),
+                     {}, [DieOnce], path=str(tmp_path))
+    try:
+        [(_, graded, _, error)] = list(_run_dask([job], dask_scheduler))
+    finally:
+        with Client(dask_scheduler, timeout="60s") as client:  # the nannies restart the killed workers
+            client.wait_for_workers(2, timeout=120)
+    if dies == "once":
+        assert graded is not None and nbformat.reads(graded, as_version=4).cells[0].source == "survived", error
+    else:
+        assert graded is None and "KilledWorker" in error, error
