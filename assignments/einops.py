@@ -68,6 +68,7 @@ tensor of bilinear forms: `out[b, o] = sum_i sum_j x[b, i] * W[o, i, j] * y[b, j
     reference=batched_bilinear,
     alternatives=(V.batched_bilinear_matmul, V.batched_bilinear_broadcast),
     half_loop=V.batched_bilinear_half_loop,
+    python_list=V.batched_bilinear_lists,
     loop=batched_bilinear_loop,
     hidden=batched_bilinear_hidden,
     sized=lambda gen, n: (rand(gen, n, n), rand(gen, n, n, n), rand(gen, n, n)),

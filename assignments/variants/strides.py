@@ -24,10 +24,9 @@ def contiguous_strides_shifted(shape):
     return torch.cat([suffix[1:], torch.ones_like(shape[:1])])
 
 
-def contiguous_strides_triangle(shape):
-    N = shape.shape[0]
-    after = torch.arange(N)[None, :] > torch.arange(N)[:, None]     # [i, j]: j comes after i
-    return torch.where(after, shape[None, :], torch.ones_like(shape)[None, :]).prod(1)
+def contiguous_strides_divide(shape):
+    suffix = shape.flip(0).cumprod(0).flip(0)          # prod(shape[i:])
+    return suffix // shape                             # exact: prod(shape[i + 1:])
 
 
 def contiguous_strides_half_loop(shape):
@@ -126,3 +125,17 @@ def permute_flat_lists(buffer, shape, perm):
             rest //= new_shape[n]
         out.append(values[source])
     return torch.tensor(out, dtype=buffer.dtype)
+
+
+def storage_offsets_lists(indices, stride, storage_offset):
+    steps = list(stride)
+    return torch.tensor([storage_offset + sum(i * s for i, s in zip(row, steps)) for row in indices.tolist()],
+                        dtype=torch.int64)
+
+
+def contiguous_strides_lists(shape):
+    out, product = [], 1
+    for size in reversed(shape.tolist()):
+        out.append(product)
+        product *= size
+    return torch.tensor(out[::-1], dtype=torch.int64)
