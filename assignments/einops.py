@@ -285,7 +285,6 @@ This is the layout of `'b (g c) h w -> b (c g) h w'` with `g = groups`. `B` may 
         Example("x = torch.arange(16.).view(1, 4, 2, 2)", "channel_shuffle(x, 2)"),
     ),
     loop_hint="split the channel axis and swap its two factors with `rearrange` (or `reshape`/`transpose`) instead",
-    bench_size=64,
     speedup=20,
 )
 

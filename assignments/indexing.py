@@ -204,8 +204,6 @@ such rows, with the dtype of `a`. `R` may be 0 (return shape `[0, M]`) or `N`. `
                 note="the first row's sum equals the threshold: it is not kept"),
         Example("a = torch.tensor([[1.0, 2.0], [3.0, 4.0]])", "rows_with_small_sum(a, -10)"),
     ),
-    rtol=1e-5,
-    atol=1e-6,
     loop_hint="compute all row sums at once and select the rows with a boolean mask",
     bench_size=110,
     speedup=15,
