@@ -110,7 +110,9 @@ class DieOnce:
 
 
 @pytest.mark.parametrize("dies", ["once", "always"])
-def test_a_grading_process_that_dies_costs_a_retry_then_a_reported_submission(tmp_path, dies):
+def test_a_grading_process_that_dies_costs_a_retry_then_a_reported_submission(tmp_path, dies, monkeypatch):
+    # under pytest-xdist, __main__ is execnet's and has no __spec__, which a spawned process needs
+    monkeypatch.setattr(sys.modules["__main__"], "__spec__", None, raising=False)
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 

@@ -10,6 +10,7 @@ import pytest
 
 from graders import KIT_ROOT
 from graders.sandbox import policy
+from graders.sandbox.jail import FIRST_UID
 from graders.sandbox.policy import Sandbox, SandboxUnavailableError
 
 PROBE = r'''
@@ -66,7 +67,7 @@ def test_confined_code_sees_only_the_allowlist(sandbox, tmp_path):
     assert report["scratch"] == "written" and report["outside"] != "written" and report["root"] != "written"
     assert report["pid"] != 1 and report["cwd"] == str(scratch)  # a small init is PID 1, not the student
     if os.geteuid() == 0:
-        assert report["uid"] == 65534
+        assert report["uid"] >= FIRST_UID  # a user of the jail's own, not root and not a system user
     # control: the same probe, unconfined on purpose, does see the course and the neighbour
     report = run_probe(Sandbox(enabled=False), code, scratch)
     assert report["course"] == ["gradebook.db"] and report["neighbour"] == ["answers.py"]
@@ -157,3 +158,55 @@ def test_no_folder_of_the_course_is_handed_to_student_code(sandbox, tmp_path):
     with pytest.raises(ValueError, match="private copy"):
         sandbox.wrap(["true"], scratch="/tmp/x", cwd=str(tmp_path / "autograded" / "bob"))
     assert sandbox.wrap(["true"], scratch="/tmp/x")[-1] == "true"  # control: a scratch outside it is fine
+
+
+HOG = """import os, time
+held = 0
+while True:
+    try:
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        held += 1
+    except OSError:
+        break
+print("holding", held, flush=True)
+time.sleep(60)
+"""
+FORK_THREE = """import os
+children = 0
+for _ in range(3):
+    try:
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+        children += 1
+    except OSError:
+        pass
+print({"forked": children})
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="per-jail users need root (without it the user namespace counts)")
+def test_one_students_fork_bomb_does_not_starve_another(tmp_path):
+    """RLIMIT_NPROC counts per user on the host: each jail runs as a user of its own, so a student who
+    holds every process the limit allows costs the next student nothing."""
+    box = Sandbox(nproc=12)
+    if not box.status()[0]:
+        pytest.skip(box.status()[1])
+    for d in ("hog", "other", "same"):
+        (tmp_path / d).mkdir()
+    uid = box.fresh_uid()
+    hog = subprocess.Popen(box.wrap([sys.executable, "-c", HOG], scratch=str(tmp_path / "hog"), uid=uid),
+                           stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert hog.stdout.readline().startswith("holding")  # it holds all the limit allows
+        assert run_probe(box, FORK_THREE, tmp_path / "other") == {"forked": 3}
+        # control: sharing the hog's user, the same probe cannot fork at all
+        out = subprocess.run(box.wrap([sys.executable, "-c", FORK_THREE], scratch=str(tmp_path / "same"), uid=uid),
+                             capture_output=True, text=True, timeout=60)
+        assert "forked': 3" not in out.stdout
+    finally:
+        os.killpg(hog.pid, signal.SIGKILL)
+        hog.wait()

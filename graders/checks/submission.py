@@ -110,7 +110,7 @@ class GradingRun:
             try:
                 student.start()
             except WorkerFailure as exc:
-                return failed(f"the code of `{ex.name}` {exc}")
+                return failed(f"the code of `{ex.name}` could not run: {exc}")
             checks = ExerciseChecks(ex, student, reference, submission, exercise_seed(self.seed, ex.name),
                                     timeouts, run=self, deadline=deadline)
             return checks.run()

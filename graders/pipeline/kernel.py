@@ -19,7 +19,7 @@ import tempfile
 from jupyter_client.manager import AsyncKernelManager
 
 from graders.pipeline.intake import copy_regular_files
-from graders.sandbox.jail import NOBODY, PASSED_ENV
+from graders.sandbox.jail import PASSED_ENV
 from graders.sandbox.policy import Sandbox
 
 
@@ -41,13 +41,14 @@ class SandboxedKernelManager(AsyncKernelManager):
             # the kernel reads its connection file from its own folder, as its own user
             private = os.path.join(self.scratch.name, "connection.json")
             shutil.copyfile(self.connection_file, private)
+            uid = self.sandbox.fresh_uid()  # the kernel's own user: nothing it makes is another student's
             if os.geteuid() == 0:
                 for dirpath, _, filenames in os.walk(self.scratch.name):
-                    os.chown(dirpath, NOBODY, NOBODY)
+                    os.chown(dirpath, uid, uid)
                     for name in filenames:
-                        os.chown(os.path.join(dirpath, name), NOBODY, NOBODY)
+                        os.chown(os.path.join(dirpath, name), uid, uid)
             kernel_cmd = [private if arg == self.connection_file else arg for arg in kernel_cmd]
-            kernel_cmd = self.sandbox.wrap(kernel_cmd, scratch=self.scratch.name, cwd=work)
+            kernel_cmd = self.sandbox.wrap(kernel_cmd, scratch=self.scratch.name, cwd=work, uid=uid)
             kw["cwd"] = self.scratch.name
             kw["env"] = {k: v for k, v in (kw.get("env") or os.environ).items() if k in ("PATH", *PASSED_ENV)}
         return await super()._async_launch_kernel(kernel_cmd, **kw)

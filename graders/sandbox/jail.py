@@ -37,6 +37,7 @@ import subprocess
 import sys
 
 NOBODY = 65534
+FIRST_UID = 100_000  # per-jail users start here, above the system's own users
 ROOT = "/mnt"  # the new root's mount point, in the jail's private mount namespace
 SYSTEM = ("/usr",)  # programs and shared libraries; /bin, /lib, /lib64, /sbin are links into it here
 ETC = ("passwd", "group", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime",
@@ -137,10 +138,12 @@ def drop_privileges(args: argparse.Namespace) -> None:
     for what, value in limits:
         resource.setrlimit(what, (value, value))
     if os.geteuid() == 0 and not args.userns:
+        # RLIMIT_NPROC counts every process of the user on the host: a user of its own per jail
+        # keeps one student's fork bomb from starving another student's processes
         resource.setrlimit(resource.RLIMIT_NPROC, (args.nproc, args.nproc))
         os.setgroups([])
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
+        os.setgid(args.uid)
+        os.setuid(args.uid)
 
 
 def run_as_init(args: argparse.Namespace) -> None:
@@ -168,7 +171,7 @@ def confine(args: argparse.Namespace) -> None:
     """Inside the namespaces, as PID 1: build the root, then run the command under a small init."""
     for path in args.expose_rw:  # the command's own folders, owned by the user it runs as
         if os.path.exists(path) and os.geteuid() == 0 and not args.userns:
-            os.chown(path, NOBODY, NOBODY)
+            os.chown(path, args.uid, args.uid)
     build_root(args)
     socket.sethostname("sandbox")  # its own UTS namespace: the host's name is not the student's business
     run_as_init(args)
@@ -186,6 +189,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cpu-s", type=int, default=300)
     p.add_argument("--file-mb", type=int, default=16)
     p.add_argument("--nproc", type=int, default=256)
+    p.add_argument("--uid", type=int, default=NOBODY, help="the user (and group) the command runs as, when root")
     p.add_argument("--userns", action="store_true", help="not root: map the grader's user to root in a user namespace")
     p.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("command", nargs=argparse.REMAINDER)

@@ -15,6 +15,7 @@ It fails closed: when the machine cannot make the namespaces, ``wrap`` raises
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import shutil
 import subprocess
@@ -25,7 +26,7 @@ from traitlets import Bool, Integer, List, Unicode
 from traitlets.config import Configurable
 
 import graders
-from graders.sandbox.jail import unshare_command
+from graders.sandbox.jail import FIRST_UID, unshare_command
 from graders.sandbox.session import Limits
 
 
@@ -46,6 +47,8 @@ def _namespaces_work(userns: bool) -> str | None:
     return None if result.returncode == 0 else f"unshare failed: {result.stderr.strip()[:200]}"
 
 
+_jails = itertools.count()  # numbers this process's jails, for their user ids
+
 class Sandbox(Configurable):
     """Confinement of student code (set ``Sandbox.enabled = False`` to grade unconfined, on purpose)."""
 
@@ -55,7 +58,7 @@ class Sandbox(Configurable):
     memory_mb = Integer(6144, help="Address-space limit of a student process").tag(config=True)
     cpu_s = Integer(300, help="CPU-time limit of a student process, in seconds").tag(config=True)
     file_mb = Integer(16, help="Largest file a student process may write").tag(config=True)
-    nproc = Integer(256, help="Process limit of the unprivileged user (root only)").tag(config=True)
+    nproc = Integer(256, help="Process limit of each jail's own unprivileged user (root only)").tag(config=True)
     hide = List(Unicode(), help="Folders emptied even inside an exposed one").tag(config=True)
     course_root = Unicode("", help="The course directory (never exposed to student code)").tag(config=True)
 
@@ -104,15 +107,23 @@ class Sandbox(Configurable):
             if real == course or real.startswith(course + os.sep):
                 raise ValueError(f"{path} is inside the course folder {course}: student code gets a private copy")
 
+    @staticmethod
+    def fresh_uid() -> int:
+        """A user id that no other live jail on this machine runs as: unique per grading process (its
+        pid) and per jail within it (a counter), so each student's processes are counted apart."""
+        return FIRST_UID + (os.getpid() % 4_000_000) * 1000 + next(_jails) % 1000
+
     def wrap(self, command: list[str], scratch: str, cwd: str | None = None,
-             expose: Sequence[str] = (), expose_rw: Sequence[str] = ()) -> list[str]:
-        """``command`` confined; unchanged only when the sandbox is off on purpose (see ``check``)."""
+             expose: Sequence[str] = (), expose_rw: Sequence[str] = (), uid: int | None = None) -> list[str]:
+        """``command`` confined; unchanged only when the sandbox is off on purpose (see ``check``).
+        ``uid``: the jail's own user (default: a fresh one), owner of ``scratch``."""
         if not self.check():
             return list(command)
         self._refuse_course_paths([scratch, cwd, *expose, *expose_rw])
         argv = [sys.executable, "-m", "graders.sandbox.jail", "--cwd", cwd or scratch, "--home", scratch,
                 "--memory-mb", str(self.memory_mb), "--cpu-s", str(self.cpu_s),
-                "--file-mb", str(self.file_mb), "--nproc", str(self.nproc)]
+                "--file-mb", str(self.file_mb), "--nproc", str(self.nproc),
+                "--uid", str(self.fresh_uid() if uid is None else uid)]
         if os.geteuid() != 0:
             argv.append("--userns")
         for path in self.hidden_paths():

@@ -72,15 +72,33 @@ def set_source(page, index: int, source: str):
     page.keyboard.insert_text(source)  # no auto-indent or bracket closing, unlike typing
 
 
+PROMPT = ("([i, pattern, before]) => { const c = document.querySelectorAll('.jp-Notebook .jp-Cell')[i];"
+          " const p = c && c.querySelector('.jp-InputPrompt');"
+          " return p && p.textContent !== before && new RegExp(pattern).test(p.textContent); }")
+
+
 def run(page, index: int, timeout: float = 60_000) -> str:
-    """Run one cell and return its output text once the kernel is idle again."""
+    """Run one cell and return its output text once the kernel is idle again.
+
+    A key press can be lost while JupyterLab is still settling (focus elsewhere): if the cell is
+    neither queued nor run after a few seconds, it is clicked and run again."""
     target = cell(page, index)
-    target.locator(".cm-content").click()
-    page.keyboard.press("Control+Enter")
-    page.wait_for_function(
-        "i => { const c = document.querySelectorAll('.jp-Notebook .jp-Cell')[i];"
-        " const p = c && c.querySelector('.jp-InputPrompt'); return p && /\\[\\d+\\]/.test(p.textContent); }",
-        arg=index, timeout=timeout)
+    before = target.locator(".jp-InputPrompt").inner_text()
+    for attempt in range(3):
+        target.locator(".cm-content").click()
+        page.keyboard.press("Control+Enter")
+        try:  # queued ([*]) or already run: the prompt changed
+            page.wait_for_function(PROMPT, arg=[index, r"\[(\*|\d+)\]", before], timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                shot(page, f"not-run-cell-{index}")
+                raise
+    try:
+        page.wait_for_function(PROMPT, arg=[index, r"\[\d+\]", before], timeout=timeout)
+    except PlaywrightTimeout:
+        shot(page, f"stuck-cell-{index}")
+        raise
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout)
     return target.locator(".jp-OutputArea").inner_text()
 
