@@ -57,6 +57,21 @@ def open_notebook(page, base: str, token: str, name: str):
     page.goto(f"{base}/lab/tree/{name}?token={token}")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+    accept_dialogs(page)
+
+
+def accept_dialogs(page) -> list[str]:
+    """Accept the modal dialogs JupyterLab may put up on a loaded machine (a kernel chooser while the
+    kernel is slow to start): screenshotted and printed, so a real error still shows in the log."""
+    seen: list[str] = []
+    dialogs = page.locator(".jp-Dialog")
+    while dialogs.count() and len(seen) < 5:
+        seen.append(dialogs.first.inner_text()[:300])
+        print("JupyterLab dialog:", seen[-1].replace("\n", " | "))
+        shot(page, f"dialog-{len(seen)}")
+        dialogs.first.locator("button.jp-mod-accept").last.click()
+        page.wait_for_timeout(500)
+    return seen
 
 
 def cell(page, index: int):
@@ -85,6 +100,7 @@ def run(page, index: int, timeout: float = 60_000) -> str:
     target = cell(page, index)
     before = target.locator(".jp-InputPrompt").inner_text()
     for attempt in range(3):
+        accept_dialogs(page)
         target.locator(".cm-content").click()
         page.keyboard.press("Control+Enter")
         try:  # queued ([*]) or already run: the prompt changed
