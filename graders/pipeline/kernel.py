@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 
 from jupyter_client.manager import AsyncKernelManager
@@ -51,6 +52,9 @@ class SandboxedKernelManager(AsyncKernelManager):
             kernel_cmd = self.sandbox.wrap(kernel_cmd, scratch=self.scratch.name, cwd=work, uid=uid)
             kw["cwd"] = self.scratch.name
             kw["env"] = {k: v for k, v in (kw.get("env") or os.environ).items() if k in ("PATH", *PASSED_ENV)}
+            # without a parent pid (meaningless in its own PID namespace) ipykernel prints its
+            # "Ctrl-C will not work" banner to stdout, which is the grader's terminal
+            kw["stdout"] = subprocess.DEVNULL
         return await super()._async_launch_kernel(kernel_cmd, **kw)
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
