@@ -71,7 +71,7 @@ class Sandbox(Configurable):
         if problem:
             return False, (f"sandbox unavailable: {problem}; refusing to run student code "
                            "(set Sandbox.enabled = False to grade unconfined)")
-        who = "as nobody" if root else "in a user namespace, as the grader's user"
+        who = "as a user of its own" if root else "in a user namespace, as the grader's user"
         return True, (f"sandbox on: {who}, no network, own PIDs/IPC/UTS, allowlisted root, "
                       "minimal environment, rlimits")
 
