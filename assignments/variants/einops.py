@@ -94,8 +94,8 @@ def max_pool_2x2_half_loop(x):
 
 def batched_bilinear_lists(x, W, y):
     xs, ws, ys = x.tolist(), W.tolist(), y.tolist()
-    rows = [[sum(a * w_ij * c for a, w_i in zip(xb, w) for w_ij, c in zip(w_i, yb)) for w in ws]
-            for xb, yb in zip(xs, ys)]
+    rows = [[sum(a * w_ij * c for a, w_i in zip(xb, w, strict=True) for w_ij, c in zip(w_i, yb, strict=True)) for w in ws]
+            for xb, yb in zip(xs, ys, strict=True)]
     return torch.tensor(rows, dtype=x.dtype).reshape(x.shape[0], W.shape[0])
 
 

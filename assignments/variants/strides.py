@@ -129,7 +129,7 @@ def permute_flat_lists(buffer, shape, perm):
 
 def storage_offsets_lists(indices, stride, storage_offset):
     steps = list(stride)
-    return torch.tensor([storage_offset + sum(i * s for i, s in zip(row, steps)) for row in indices.tolist()],
+    return torch.tensor([storage_offset + sum(i * s for i, s in zip(row, steps, strict=True)) for row in indices.tolist()],
                         dtype=torch.int64)
 
 
