@@ -20,7 +20,7 @@ from conftest import generated_course
 
 IN_KERNEL = "__import__('sys').argv[0].endswith('ipykernel_launcher.py')"  # slow or loud in the kernel only
 FLOOD = f"if {IN_KERNEL}:\n    print(('x' * 1_000_000 + '\\n') * 40)\n"  # 40 lines of 1 MB (no loop: fair to "vectorized")
-QUIET = f"import time\nif {IN_KERNEL}:\n    print('hello')\n"
+QUIET = f"import os\nif {IN_KERNEL}:\n    print('hello', os.environ.get('NBGRADER_EXECUTION'))\n"
 SLOW = f"import time\nif {IN_KERNEL}:\n    time.sleep(60)\n"
 XSS = "print('ok')\nfrom IPython.display import HTML, display\ndisplay(HTML('<script>alert(1)</script><img src=x onerror=alert(2)>'))\n"
 LIVE_HTML = re.compile(r"<script>alert|<img[^>]*onerror")  # outputs: alert(1), (2); markdown: (3), (4)  # a tag the browser would run, not escaped text
@@ -80,6 +80,17 @@ def test_every_other_student_is_graded_and_keeps_the_marks_of_the_control(graded
     assert all(marks[s][i] == 1.0 for s in students for i in correct), marks
     assert all(marks[s][i] == marks["b_control"][i] for s in students[:4] for i in vectorized), marks
     assert all(marks["e_next"][i] == 1.0 for i in vectorized), marks  # the clean notebook after them all
+
+
+def test_the_kernel_runs_as_nbgrader_autograde_runs_it(graded):
+    """The kernel's steps run outside nbgrader's converter (a worker process, a Dask task), yet the
+    notebook sees ``NBGRADER_EXECUTION=autograde`` as under nbgrader: its self-checks stand aside."""
+    course, _ = graded
+    nb = nbformat.read(course.root / "autograded" / "b_control" / "broadcasting" / "broadcasting.ipynb", 4)
+    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert "hello autograde" in text
+    assert "[ok] batch_outer(a)" in text  # control: the visible examples still print their lines
+    assert "no Python-level iteration found in the code" not in text  # the examples cell's report stood aside
 
 
 def test_an_output_flood_is_capped_by_bytes(graded):

@@ -1,4 +1,10 @@
-"""The jail, run directly: what confined code can and cannot reach, and that it fails closed."""
+"""The jail, run directly: what confined code can and cannot reach, and that it fails closed.
+
+Confined code starts two ways, and each test of what it reaches runs both:
+``exec`` (a new program through ``Sandbox.wrap``: the kernel, and the template
+when the grader is not root) and ``forked`` (a student's template forked from
+the warm ``ForkServer`` into a jail of its own, as grading starts it as root).
+"""
 import ast
 import os
 import signal
@@ -12,6 +18,7 @@ from graders import KIT_ROOT
 from graders.sandbox import policy
 from graders.sandbox.jail import FIRST_UID
 from graders.sandbox.policy import Sandbox, SandboxUnavailableError
+from graders.sandbox.session import ForkServer, Limits, Template, WorkerFailure, WorkerSession
 
 PROBE = r'''
 import os, socket
@@ -34,11 +41,34 @@ print(report)
 '''
 
 
-def run_probe(box, code, scratch, timeout=60):
+def run_probe(box, code, scratch, how="exec", timeout=60):
+    """Run ``code`` confined; it leaves a dict in ``report`` (and prints it). ``SCRATCH`` in the code
+    is the process's own scratch folder (``scratch``, or the forked template's own)."""
+    if how == "forked":
+        return forked_probe(box, code)
+    code = code.replace("SCRATCH", repr(str(scratch)))
     out = subprocess.run(box.wrap([sys.executable, "-c", code], scratch=str(scratch)),
                          capture_output=True, text=True, timeout=timeout)
     assert out.returncode == 0, out.stderr[-2000:]
     return ast.literal_eval(out.stdout.strip().splitlines()[-1])  # our own probe's dict
+
+
+def forked_probe(box, code, server=None):
+    """``code`` in a grading child of a template forked from the warm server, as grading runs it."""
+    own = server is None
+    server = server or ForkServer()
+    try:
+        with Template(Limits(), box, server) as template:
+            code = code.replace("SCRATCH", repr(template.scratch.name)) + "\ndef probe():\n    return report\n"
+            with WorkerSession([("probe", code)], template=template) as child:
+                child.start()
+                assert not child.load_errors, child.load_errors
+                reply, _ = child.request("call", 30, name="probe", args=[], kwargs={})
+                assert "ok" in reply, reply
+                return reply["ok"]["out"]
+    finally:
+        if own:
+            server.close()
 
 
 @pytest.fixture
@@ -50,7 +80,12 @@ def sandbox():
     return box
 
 
-def test_confined_code_sees_only_the_allowlist(sandbox, tmp_path):
+HOW = ["exec", pytest.param("forked", marks=pytest.mark.skipif(
+    os.geteuid() != 0, reason="the warm server forks templates as root only"))]
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_confined_code_sees_only_the_allowlist(sandbox, tmp_path, how):
     course, scratch, neighbour = tmp_path / "course", tmp_path / "scratch", tmp_path / "other-checkout"
     for folder in (course, scratch, neighbour):
         folder.mkdir()
@@ -58,14 +93,15 @@ def test_confined_code_sees_only_the_allowlist(sandbox, tmp_path):
     (neighbour / "answers.py").write_text("secret")
     sandbox.course_root = str(course)
     code = (PROBE.replace("COURSE", repr(str(course))).replace("KIT", repr(str(KIT_ROOT)))
-            .replace("NEIGHBOUR", repr(str(neighbour))).replace("SCRATCH", repr(str(scratch))))
-    report = run_probe(sandbox, code, scratch)
+            .replace("NEIGHBOUR", repr(str(neighbour))))
+    code = code.replace('"cwd": os.getcwd()', '"cwd": os.getcwd() == SCRATCH')
+    report = run_probe(sandbox, code, scratch, how)
     assert report["course"] is None and report["neighbour"] is None  # never listed: not there at all
     venv = [os.path.basename(sys.prefix)] if os.path.dirname(sys.prefix) == str(KIT_ROOT) else []
     assert report["kit"] == sorted(["graders", *venv])  # of the checkout, only the package and the venv
     assert report["net"] != "open" and report["host"] == "sandbox"
     assert report["scratch"] == "written" and report["outside"] != "written" and report["root"] != "written"
-    assert report["pid"] != 1 and report["cwd"] == str(scratch)  # a small init is PID 1, not the student
+    assert report["pid"] != 1 and report["cwd"] is True  # a small init is PID 1, not the student
     if os.geteuid() == 0:
         assert report["uid"] >= FIRST_UID  # a user of the jail's own, not root and not a system user
     # control: the same probe, unconfined on purpose, does see the course and the neighbour
@@ -73,11 +109,13 @@ def test_confined_code_sees_only_the_allowlist(sandbox, tmp_path):
     assert report["course"] == ["gradebook.db"] and report["neighbour"] == ["answers.py"]
 
 
-def test_the_demo_answers_are_not_reachable(sandbox, tmp_path):
+@pytest.mark.parametrize("how", HOW)
+def test_the_demo_answers_are_not_reachable(sandbox, tmp_path, how):
     answers = str(KIT_ROOT / "demo" / "broadcasting.py")  # the demo class's working answers
     assert os.path.exists(answers)  # they are there on the host: the probe below can only fail by the jail
-    code = f"import os\nprint({{'demo': os.path.exists({answers!r}), 'package': os.path.exists({policy.graders.__file__!r})}})"
-    report = run_probe(sandbox, code, tmp_path)
+    code = (f"import os\nreport = {{'demo': os.path.exists({answers!r}), "
+            f"'package': os.path.exists({policy.graders.__file__!r})}}\nprint(report)")
+    report = run_probe(sandbox, code, tmp_path, how)
     assert report == {"demo": False, "package": True}
 
 
@@ -88,31 +126,36 @@ shmid = libc.shmget(0x7EC6, 4096, 0o1666)  # IPC_CREAT | 0666
 open("/run/lock/vecgrade-leak", "w").write("x")
 open("/dev/shm/vecgrade-leak", "w").write("x")
 seen = libc.shmget(0x7EC6, 0, 0)
-print({"created": shmid >= 0, "seen_here": seen >= 0, "lock": os.path.exists("/run/lock/vecgrade-leak")})
+report = {"created": shmid >= 0, "seen_here": seen >= 0, "lock": os.path.exists("/run/lock/vecgrade-leak")}
+print(report)
 '''
 IPC_READ = r'''
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
-print({"shm": libc.shmget(0x7EC6, 0, 0) >= 0, "lock": os.path.exists("/run/lock/vecgrade-leak"),
-       "devshm": os.path.exists("/dev/shm/vecgrade-leak")})
+report = {"shm": libc.shmget(0x7EC6, 0, 0) >= 0, "lock": os.path.exists("/run/lock/vecgrade-leak"),
+          "devshm": os.path.exists("/dev/shm/vecgrade-leak")}
+print(report)
 '''
 
 
-def test_ipc_and_run_lock_are_not_shared_between_students(sandbox, tmp_path):
+@pytest.mark.parametrize("how", HOW)
+def test_ipc_and_run_lock_are_not_shared_between_students(sandbox, tmp_path, how):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    first = run_probe(sandbox, IPC_WRITE, tmp_path / "a")
+    first = run_probe(sandbox, IPC_WRITE, tmp_path / "a", how)
     assert first == {"created": True, "seen_here": True, "lock": True}  # control: the probe works
-    second = run_probe(sandbox, IPC_READ, tmp_path / "b")
+    second = run_probe(sandbox, IPC_READ, tmp_path / "b", how)
     assert second == {"shm": False, "lock": False, "devshm": False}
     assert not os.path.exists("/run/lock/vecgrade-leak") and not os.path.exists("/dev/shm/vecgrade-leak")
 
 
-def test_the_graders_secrets_stay_outside(sandbox, tmp_path, monkeypatch):
+@pytest.mark.parametrize("how", HOW)
+def test_the_graders_secrets_stay_outside(sandbox, tmp_path, monkeypatch, how):
     monkeypatch.setenv("VECGRADE_TEST_SECRET", "hunter2")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    code = "import os\nprint({'secret': os.environ.get('VECGRADE_TEST_SECRET'), 'omp': os.environ.get('OMP_NUM_THREADS'), 'home': os.environ['HOME']})"
-    assert run_probe(sandbox, code, tmp_path) == {"secret": None, "omp": "1", "home": str(tmp_path)}
+    code = ("import os\nreport = {'secret': os.environ.get('VECGRADE_TEST_SECRET'), "
+            "'omp': os.environ.get('OMP_NUM_THREADS'), 'home': os.environ['HOME'] == SCRATCH}\nprint(report)")
+    assert run_probe(sandbox, code, tmp_path, how) == {"secret": None, "omp": "1", "home": True}
     # control: unconfined on purpose, the same probe sees it
     assert run_probe(Sandbox(enabled=False), code, tmp_path)["secret"] == "hunter2"
 
@@ -128,6 +171,59 @@ def test_the_grader_can_kill_a_student_that_ignores_signals(sandbox, tmp_path):
     assert proc.poll() is None  # control: the student really ignores SIGTERM
     os.killpg(proc.pid, signal.SIGKILL)
     assert proc.wait(timeout=20) != 0
+
+
+def processes_of(uid: int) -> list[int]:
+    """Pids on this host whose real user is ``uid`` (from /proc)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                line = next(x for x in f if x.startswith("Uid:"))
+        except (OSError, StopIteration):
+            continue
+        if entry.isdigit() and int(line.split()[1]) == uid:
+            pids.append(int(entry))
+    return pids
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the warm server forks templates as root only")
+def test_closing_a_forked_template_ends_its_whole_jail(sandbox):
+    """Each forked template runs in a jail of its own user; closing it (what grading does after a
+    student, or after a hang) leaves no process of that jail, even one that ignores signals."""
+    code = ("import os, signal\nfor s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):\n"
+            "    signal.signal(s, signal.SIG_IGN)\nreport = {'uid': os.getuid()}\ndef probe():\n    return report\n")
+    with ForkServer() as server:
+        first = forked_probe(sandbox, "import os\nreport = {'uid': os.getuid()}", server)
+        template = Template(Limits(), sandbox, server)
+        with WorkerSession([("probe", code)], template=template) as child:
+            child.start()
+            uid = child.request("call", 30, name="probe", args=[], kwargs={})[0]["ok"]["out"]["uid"]
+            assert uid >= FIRST_UID and uid != first["uid"]  # a user of its own, not the previous jail's
+            assert len(processes_of(uid)) >= 2  # control: the jail's init, template and child are running
+            template.close()
+            deadline = time.monotonic() + 10
+            while processes_of(uid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert processes_of(uid) == []
+        template.scratch.cleanup()
+
+
+WHO = ("import os, socket, sys\nreport = {'main': os.path.basename(sys.modules['__main__'].__file__), "
+       "'host': socket.gethostname(), 'uid': os.getuid()}")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the warm server forks templates as root only")
+def test_a_server_that_cannot_fork_leaves_a_confined_program_instead(sandbox, monkeypatch):
+    assert forked_probe(sandbox, WHO)["main"] == "forkserver.py"  # control: forked from the warm server
+
+    def refuse(self, sock, jail_args):
+        raise WorkerFailure("the Python process that runs it could not start")
+
+    monkeypatch.setattr(ForkServer, "fork_template", refuse)
+    report = forked_probe(sandbox, WHO)
+    assert report["main"] == "worker.py"  # a new program, started through the jail
+    assert report["host"] == "sandbox" and report["uid"] >= FIRST_UID
 
 
 def test_a_missing_unshare_refuses_instead_of_running_unconfined(monkeypatch, tmp_path):

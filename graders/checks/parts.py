@@ -35,7 +35,7 @@ class Timeouts:
 
     call: float = 10.0
     count: float = 20.0
-    bench_min: float = 2.0
+    bench_min: float = 1.0  # floor of a timed request's deadline: far above an honest request (~20-40 ms)
     cell: float = 30.0
 
 

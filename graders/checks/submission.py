@@ -11,7 +11,8 @@ costs only that exercise.
 A ``GradingRun`` owns what lives as long as one grading run: the seed of the
 hidden cases, the reference workers (keyed by the content of the code they
 run, so a changed definition never meets a stale worker) and the loop
-versions' times, measured once per run rather than once per student.
+versions' times, measured once per run rather than once per student. Every
+student's template is forked from the process's warm ``ForkServer``.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from graders.checks.fast import timed
 from graders.checks.parts import ExerciseChecks, Timeouts, Verdict
 from graders.checks.static import Submission
 from graders.model.exercise import PARTS, Assignment, Exercise
-from graders.sandbox.session import Limits, Template, WorkerFailure, WorkerSession
+from graders.sandbox.session import ForkServer, Limits, Template, WorkerFailure, WorkerSession
 
 
 def reference_cells(assignment: Assignment) -> list[tuple[str, str]]:
@@ -52,6 +53,7 @@ class GradingRun:
         self.limits = limits
         self._references: dict[str, WorkerSession] = {}
         self._loop_times: dict[tuple[str, str, int], float] = {}
+        self.server = ForkServer.shared()  # starts every student's template (and kernel) warm
 
     @staticmethod
     def _key(cells) -> str:
@@ -90,7 +92,7 @@ class GradingRun:
         submission = Submission(cells)
         exercises = [ex for ex in assignment.exercises if only is None or ex.name in only]
         results: dict[str, dict[str, Verdict]] = {}
-        with Template(limits or self.limits, sandbox) as template:
+        with Template(limits or self.limits, sandbox, self.server) as template:
             try:
                 template.start()
             except WorkerFailure as exc:

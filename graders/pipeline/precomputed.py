@@ -24,6 +24,7 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.utils import setenv
 from traitlets import Unicode
 from traitlets.config import Config
 
@@ -102,7 +103,8 @@ def execute_and_judge(job: GradingJob) -> str:
     config.TrustedVerdicts.seed = job.seed
     config.TrustedVerdicts.run = _grading_run(job.seed)
     nb = nbformat.reads(job.notebook, as_version=4)
-    with tempfile.TemporaryDirectory(prefix="vecgrade-job-") as scratch:
+    # what nbgrader's autograde sets around these steps: the notebook's self-checks see they are autograded
+    with tempfile.TemporaryDirectory(prefix="vecgrade-job-") as scratch, setenv(NBGRADER_EXECUTION="autograde"):
         resources = {"unique_key": job.notebook_id, "metadata": {"path": job.path or scratch},
                      "nbgrader": {"student": job.student, "assignment": job.assignment,
                                   "notebook": job.notebook_id}}

@@ -29,12 +29,15 @@ student's code is never PID 1, so it cannot ignore the signals the grader sends.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import resource
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
+from typing import Callable, NoReturn
 
 NOBODY = 65534
 FIRST_UID = 100_000  # per-jail users start here, above the system's own users
@@ -47,6 +50,9 @@ DEVICES = ("null", "zero", "full", "random", "urandom")
 PASSED_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONDONTWRITEBYTECODE", "PYTHONWARNINGS",
               "PYTHONHASHSEED", "MPLBACKEND", "NBGRADER_EXECUTION")
 NAMESPACES = ("--mount", "--net", "--pid", "--ipc", "--uts")
+# the same namespaces as clone flags, for ``enter`` (linux/sched.h)
+CLONE_FLAGS = 0x00020000 | 0x40000000 | 0x20000000 | 0x08000000 | 0x04000000  # NEWNS NEWNET NEWPID NEWIPC NEWUTS
+PR_SET_PDEATHSIG = 1
 
 
 def _run(*cmd: str) -> None:
@@ -146,13 +152,24 @@ def drop_privileges(args: argparse.Namespace) -> None:
         os.setuid(args.uid)
 
 
-def run_as_init(args: argparse.Namespace) -> None:
-    """PID 1: start the command, pass on the grader's signals, reap everything, exit as the command did."""
+def run_as_init(args: argparse.Namespace, body: Callable[[], None] | None = None) -> None:
+    """PID 1: start the command, pass on the grader's signals, reap everything, exit as the command did.
+
+    ``body``: run it in the confined process instead of executing ``args.command`` (see ``enter``)."""
     child = os.fork()
     if child == 0:
         drop_privileges(args)
         os.chdir(args.cwd or args.home or "/")
-        os.execvpe(args.command[0], args.command, environment(args))
+        if body is None:
+            os.execvpe(args.command[0], args.command, environment(args))
+        env = environment(args)
+        os.environ.clear()
+        os.environ.update(env)
+        tempfile.tempdir = None  # the jail's TMPDIR, not the one the warm process cached
+        try:
+            body()
+        finally:
+            os._exit(0)
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(sig, lambda signum, _frame: os.kill(child, signum))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt reaches the command through its process group
@@ -167,14 +184,40 @@ def run_as_init(args: argparse.Namespace) -> None:
             os._exit(os.waitstatus_to_exitcode(status) % 256)
 
 
-def confine(args: argparse.Namespace) -> None:
+def confine(args: argparse.Namespace, body: Callable[[], None] | None = None) -> None:
     """Inside the namespaces, as PID 1: build the root, then run the command under a small init."""
     for path in args.expose_rw:  # the command's own folders, owned by the user it runs as
         if os.path.exists(path) and os.geteuid() == 0 and not args.userns:
             os.chown(path, args.uid, args.uid)
     build_root(args)
     socket.sethostname("sandbox")  # its own UTS namespace: the host's name is not the student's business
-    run_as_init(args)
+    run_as_init(args, body)
+
+
+def enter(args: argparse.Namespace, body: Callable[[], None]) -> NoReturn:
+    """The same jail without a new program: this process makes the namespaces itself and ``body`` runs
+    as the confined command. For a warm, single-threaded fork of ``graders.sandbox.forkserver``, which
+    imported torch once: the student's process starts with what the server loaded, and nothing else.
+
+    Like ``unshare --fork --kill-child``: this process stays outside, waits, and exits as PID 1 did;
+    killing it kills PID 1 and so every process of the jail."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_FLAGS) != 0:
+        os._exit(71)
+    init = os.fork()
+    if init == 0:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        try:
+            confine(args, body)
+        finally:
+            os._exit(72)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is for the command (same process group)
+    while True:
+        try:
+            _, status = os.waitpid(init, 0)
+            os._exit(os.waitstatus_to_exitcode(status) % 256)
+        except InterruptedError:
+            continue
 
 
 def parser() -> argparse.ArgumentParser:

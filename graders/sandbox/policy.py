@@ -113,14 +113,12 @@ class Sandbox(Configurable):
         pid) and per jail within it (a counter), so each student's processes are counted apart."""
         return FIRST_UID + (os.getpid() % 4_000_000) * 1000 + next(_jails) % 1000
 
-    def wrap(self, command: list[str], scratch: str, cwd: str | None = None,
-             expose: Sequence[str] = (), expose_rw: Sequence[str] = (), uid: int | None = None) -> list[str]:
-        """``command`` confined; unchanged only when the sandbox is off on purpose (see ``check``).
+    def jail_args(self, scratch: str, cwd: str | None = None, expose: Sequence[str] = (),
+                  expose_rw: Sequence[str] = (), uid: int | None = None) -> list[str]:
+        """The jail's options (``graders.sandbox.jail``) for a process with its own ``scratch`` folder.
         ``uid``: the jail's own user (default: a fresh one), owner of ``scratch``."""
-        if not self.check():
-            return list(command)
         self._refuse_course_paths([scratch, cwd, *expose, *expose_rw])
-        argv = [sys.executable, "-m", "graders.sandbox.jail", "--cwd", cwd or scratch, "--home", scratch,
+        argv = ["--cwd", cwd or scratch, "--home", scratch,
                 "--memory-mb", str(self.memory_mb), "--cpu-s", str(self.cpu_s),
                 "--file-mb", str(self.file_mb), "--nproc", str(self.nproc),
                 "--uid", str(self.fresh_uid() if uid is None else uid)]
@@ -132,4 +130,12 @@ class Sandbox(Configurable):
             argv += ["--expose", path]
         for path in [scratch, *expose_rw]:
             argv += ["--expose-rw", path]
-        return argv + ["--", *command]
+        return argv
+
+    def wrap(self, command: list[str], scratch: str, cwd: str | None = None,
+             expose: Sequence[str] = (), expose_rw: Sequence[str] = (), uid: int | None = None) -> list[str]:
+        """``command`` confined; unchanged only when the sandbox is off on purpose (see ``check``)."""
+        if not self.check():
+            return list(command)
+        return [sys.executable, "-m", "graders.sandbox.jail",
+                *self.jail_args(scratch, cwd, expose, expose_rw, uid), "--", *command]

@@ -1,8 +1,11 @@
 """The trusted side's handle on the processes that run untrusted code.
 
 The grader never imports student code. It starts one *template* process
-(``graders.sandbox.worker``), confined by ``Sandbox.wrap`` when it serves a
-student, which imports torch once and forks a fresh *child* per exercise.
+(``graders.sandbox.worker``) per student, confined when it serves a student,
+which forks a fresh *child* per exercise. A confined template is forked, in a
+jail of its own, from a ``ForkServer`` that imported torch once per grading
+process (as root; otherwise it is started through ``Sandbox.wrap`` and
+imports torch itself).
 ``WorkerSession`` is one child that has loaded given cells; the grader sends
 it arguments and times each request itself, so no patch of ``time``,
 ``torch`` or the worker's own code can change a measured time or a compared
@@ -12,6 +15,7 @@ costs only its own requests.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import resource
 import signal
@@ -19,6 +23,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 
@@ -63,32 +68,151 @@ def _read(sock: socket.socket, timeout: float) -> dict:
     return reply
 
 
-class Template:
-    """A warm process that forks children; confined when ``sandbox`` is given (student code)."""
+def _process_env(scratch: str) -> dict[str, str]:
+    """The environment of a process the grader starts for untrusted code: nothing of its own variables."""
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH")}
+    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1",
+               PYTHONWARNINGS="ignore", TMPDIR=scratch, HOME=scratch)
+    return env
 
-    def __init__(self, limits: Limits = Limits(), sandbox=None):
-        self.limits, self.sandbox = limits, sandbox
+
+class ForkServer:
+    """The grader's handle on ``graders.sandbox.forkserver``: started on first use, one per grading process
+    (``shared``), closed when the process exits."""
+
+    _shared: "tuple[int, ForkServer] | None" = None
+
+    @classmethod
+    def shared(cls) -> "ForkServer":
+        """This process's server (a forked or spawned grading process gets one of its own)."""
+        if cls._shared is None or cls._shared[0] != os.getpid():
+            cls._shared = (os.getpid(), cls())
+            atexit.register(cls._shared[1].close)
+        return cls._shared[1]
+
+    def __init__(self, start_timeout: float = 60.0):
+        self.start_timeout = start_timeout
         self.proc: subprocess.Popen | None = None
+        self.control: socket.socket | None = None
+        self.scratch: tempfile.TemporaryDirectory | None = None
+        self.lock = threading.Lock()
+
+    def _start(self) -> None:
+        parent, child = socket.socketpair()
+        self.scratch = tempfile.TemporaryDirectory(prefix="vecgrade-forkserver-")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "graders.sandbox.forkserver", str(child.fileno())],
+            pass_fds=[child.fileno()], cwd=self.scratch.name, env=_process_env(self.scratch.name),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+        child.close()
+        self.control = parent
+        if "ready" not in _read(parent, self.start_timeout):
+            raise WorkerFailure("the warm server did not start")
+
+    def _ask(self, op: str, fds=(), **payload) -> dict:
+        with self.lock:
+            try:
+                if self.control is None:
+                    self._start()
+                assert self.control is not None, "_start sets the control socket or raises"
+                send_frame(self.control, encode((op, payload)), fds, timeout=10)
+                return _read(self.control, 30)
+            except (TimeoutError, EOFError, OSError, WorkerFailure):
+                self._stop()  # the next request starts a fresh server
+                raise WorkerFailure("the Python process that runs it could not start") from None
+
+    def fork_template(self, sock: socket.socket, jail_args: list[str]) -> int:
+        """A student's template, in a jail of its own, serving ``sock``; returns its handle (a pid)."""
+        reply = self._ask("template", fds=[sock.fileno()], jail=jail_args)
+        if "pid" not in reply:
+            raise WorkerFailure("the Python process that runs it could not start")
+        return int(reply["pid"])
+
+    def fork_kernel(self, argv: list[str], jail_args: list[str]) -> int:
+        """A student's ipykernel (``python -m ipykernel_launcher ARGV``), in a jail of its own; its handle."""
+        reply = self._ask("kernel", argv=argv, jail=jail_args)
+        if "pid" not in reply:
+            raise WorkerFailure("the student's kernel could not start")
+        return int(reply["pid"])
+
+    def kill(self, pid: int) -> None:
+        """Stop a template or kernel and its whole jail."""
+        try:
+            self._ask("kill", pid=pid)
+        except WorkerFailure:
+            pass
+
+    def _stop(self) -> None:
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+        if self.control is not None:
+            self.control.close()
+        if self.scratch is not None:
+            self.scratch.cleanup()
+        self.proc, self.control, self.scratch = None, None, None
+
+    def close(self) -> None:
+        with self.lock:
+            self._stop()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Template:
+    """A warm process that forks children; confined when ``sandbox`` is given (student code), and then
+    forked from ``server`` when one is given and the grader is root."""
+
+    def __init__(self, limits: Limits = Limits(), sandbox=None, server: ForkServer | None = None):
+        self.limits, self.sandbox, self.server = limits, sandbox, server
+        self.proc: subprocess.Popen | None = None
+        self.forked: int | None = None  # the server's handle on this template's jail
         self.control: socket.socket | None = None
         self.scratch = tempfile.TemporaryDirectory(prefix="vecgrade-worker-")
 
     @property
     def alive(self) -> bool:
+        if self.forked is not None:
+            return self.control is not None
         return self.proc is not None and self.proc.poll() is None
 
+    def _from_server(self) -> bool:
+        return (self.server is not None and self.sandbox is not None and os.geteuid() == 0
+                and self.sandbox.check())
+
     def start(self) -> None:
+        if self._from_server():
+            try:
+                return self._start(forked=True)
+            except WorkerFailure:  # the server could not provide one: start a new program instead
+                pass
+        self._start(forked=False)
+
+    def _start(self, forked: bool) -> None:
         parent, child = socket.socketpair()
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH")}
-        env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1",
-                   PYTHONWARNINGS="ignore", TMPDIR=self.scratch.name, HOME=self.scratch.name)
-        command = [sys.executable, "-m", "graders.sandbox.worker", str(child.fileno())]
-        if self.sandbox is not None:
-            command = self.sandbox.wrap(command, scratch=self.scratch.name)
-        self.proc = subprocess.Popen(
-            command, pass_fds=[child.fileno()], cwd=self.scratch.name, env=env,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, preexec_fn=self.limits.apply)
-        child.close()
+        if forked:
+            assert self.server is not None and self.sandbox is not None, "checked by _from_server"
+            try:
+                self.forked = self.server.fork_template(child, self.sandbox.jail_args(self.scratch.name))
+            finally:
+                child.close()
+        else:
+            command = [sys.executable, "-m", "graders.sandbox.worker", str(child.fileno())]
+            if self.sandbox is not None:
+                command = self.sandbox.wrap(command, scratch=self.scratch.name)
+            self.proc = subprocess.Popen(
+                command, pass_fds=[child.fileno()], cwd=self.scratch.name, env=_process_env(self.scratch.name),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True, preexec_fn=self.limits.apply)
+            child.close()
         self.control = parent
         try:
             reply = _read(parent, self.limits.start_timeout)
@@ -128,6 +252,8 @@ class Template:
                 pass
 
     def close(self) -> None:
+        if self.forked is not None and self.server is not None:
+            self.server.kill(self.forked)
         if self.proc is not None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -136,7 +262,7 @@ class Template:
             self.proc.wait()
         if self.control is not None:
             self.control.close()
-        self.proc, self.control = None, None
+        self.proc, self.forked, self.control = None, None, None
 
     def __enter__(self):
         return self

@@ -1,0 +1,120 @@
+"""The warm process that starts every student's confined template: torch is imported once per grading process.
+
+    python -m graders.sandbox.forkserver FD
+
+Started by the grader (``graders.sandbox.session.ForkServer``) as a program
+of its own, with a minimal environment: it holds none of the grader's memory
+(no solution, no gradebook address, no secret). It imports torch and the
+worker's counting machinery and warms them up once; then, for each student,
+it forks a process that enters a jail of its own (``graders.sandbox.jail.enter``:
+fresh namespaces, allowlisted root, a user of its own, rlimits, minimal
+environment) and becomes that student's template (``graders.sandbox.worker``).
+A student's process thus starts warm, in the same confinement as one started
+through ``unshare``, and shares nothing writable with the server or with
+another student. The server runs no student code itself.
+
+The student's kernel (the one nbgrader's ``Execute`` runs the notebook in)
+starts the same way: a fork that enters a jail of its own and runs ipykernel
+with the connection file it is given, torch already imported.
+
+Requests on the control socket: ``template`` (the template's socket comes
+with it), ``kernel`` (ipykernel's arguments); the reply is the pid of the
+process outside the new jail, which is the handle for ``kill`` (killing it
+kills the whole jail). The server exits when the grader closes the control
+socket; every jail it started dies with it.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import signal
+import socket
+import sys
+import time
+from typing import Callable
+
+from graders.sandbox import jail, worker
+from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
+
+
+def _into_jail(control: socket.socket, fd: int | None, jail_args: list[str], body: Callable[[], None]) -> None:
+    """In the fork: keep only the new process's socket (if any), enter a fresh jail, run ``body`` there."""
+    ctypes.CDLL(None, use_errno=True).prctl(jail.PR_SET_PDEATHSIG, signal.SIGKILL)  # dies with the server
+    os.setsid()
+    control.close()
+    if fd is None:
+        os.closerange(3, 1 << 20)
+    else:
+        os.closerange(3, fd)
+        os.closerange(fd + 1, 1 << 20)
+    jail.enter(jail.parser().parse_args([*jail_args, "--", "python"]), body)
+
+
+def _template(fd: int) -> None:
+    sock = socket.socket(fileno=fd)
+    send_frame(sock, encode({"ready": 0.0}))
+    worker.template(sock)
+
+
+def _kernel(argv: list[str]) -> None:
+    """What ``python -m ipykernel_launcher ARGV`` does, in this warm process."""
+    import importlib.util
+
+    from ipykernel import kernelapp
+    spec = importlib.util.find_spec("ipykernel_launcher")
+    sys.argv = [(spec and spec.origin) or "ipykernel_launcher", *argv]  # what `python -m` would have set
+    kernelapp.launch_new_instance()
+
+
+def serve(control: socket.socket) -> None:
+    children: set[int] = set()
+    while True:
+        try:
+            data, fds = recv_frame_with_fds(control)
+        except (EOFError, OSError):
+            return
+        for pid in list(children):  # reap the jails that ended by themselves
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                children.discard(pid)
+        op, payload = decode(data)
+        if (op == "template" and len(fds) == 1) or (op == "kernel" and not fds):
+            fd = fds[0] if fds else None
+            body = functools.partial(_template, fd) if fd is not None else functools.partial(
+                _kernel, list(payload["argv"]))
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    _into_jail(control, fd, list(payload["jail"]), body)
+                finally:
+                    os._exit(73)
+            if fd is not None:
+                os.close(fd)
+            children.add(pid)
+            send_frame(control, encode({"pid": pid}))
+        elif op == "kill" and int(payload["pid"]) in children:
+            pid = int(payload["pid"])
+            os.kill(pid, signal.SIGKILL)  # the process outside the jail: PID 1 and all inside follow it
+            os.waitpid(pid, 0)
+            children.discard(pid)
+            send_frame(control, encode({"killed": True}))
+        else:
+            for fd in fds:
+                os.close(fd)
+            send_frame(control, encode({"error": "unknown request"}))
+
+
+def main() -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+    torch.set_num_threads(1)
+    control = socket.socket(fileno=int(sys.argv[1]))
+    start = time.perf_counter()
+    worker._warm_up()
+    import ipykernel.kernelapp  # noqa: F401 - the kernels' own import, paid once
+    send_frame(control, encode({"ready": time.perf_counter() - start}))
+    serve(control)
+
+
+if __name__ == "__main__":
+    main()
