@@ -16,8 +16,9 @@ from graders.sandbox.jail import FIRST_UID
 from graders.sandbox.policy import Sandbox
 from graders.sandbox.session import ForkServer, WorkerFailure
 
-PROBE = """import os, socket, sys
+PROBE = """import os, signal, socket, sys
 print({"uid": os.getuid(), "host": socket.gethostname(), "course": os.path.exists(COURSE),
+       "alarm": signal.getsignal(signal.SIGALRM) == signal.SIG_DFL, "argv0": os.path.basename(sys.argv[0]),
        "forked": "graders.sandbox.worker" in sys.modules, "mode": os.environ.get("NBGRADER_EXECUTION")})
 """
 
@@ -82,6 +83,7 @@ def test_the_kernel_is_confined_either_way(confined, tmp_path, monkeypatch, how)
     report = ast.literal_eval(out.strip())
     assert report["forked"] is (how == "forked")  # control: each way really ran
     assert report["host"] == "sandbox" and report["course"] is False and report["mode"] == "autograde"
+    assert report["alarm"] and report["argv0"] == "ipykernel_launcher.py"  # a kernel as `python -m` starts it
     if os.geteuid() == 0:
         assert report["uid"] >= FIRST_UID
 

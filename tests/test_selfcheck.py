@@ -6,15 +6,18 @@ failing on a bad answer and passing on a good one.
 """
 import contextlib
 import io
+import signal
+import time
 
 import pytest
+import torch
 from IPython.core.interactiveshell import InteractiveShell
 
 from graders.checks.rules import grows
 from graders.course.build import build_notebook
 from graders.model.notebook import answer_id
 from graders.student import work
-from graders.student.selfcheck import check_loops, expect
+from graders.student.selfcheck import AUTOGRADE_EXAMPLE_SECONDS, Example, check_loops, expect
 
 from conftest import ROOT
 
@@ -170,3 +173,27 @@ def test_expect_and_check_loops_print_the_graders_messages(capsys):
         return a * 2
     check_loops(g)
     assert "[ok] no Python-level iteration in g" in capsys.readouterr().out
+
+
+def _hang(x):
+    while True:
+        pass
+
+
+def _armed(x):
+    """The seconds left on the interval timer while the student's function runs."""
+    return torch.tensor(signal.getitimer(signal.ITIMER_REAL)[0])
+
+
+def test_under_autograde_an_example_that_never_ends_is_stopped(monkeypatch):
+    """The grader decides every part in its own process: under autograde an endless example costs the
+    class two seconds, not the kernel's cell timeout; a student's own run is never cut."""
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    start = time.monotonic()
+    problem = Example("f(x)", {"f": _hang, "x": 1}, torch.tensor(1.0), 1e-5, 1e-6).problem()
+    assert problem.startswith(f"still running after {AUTOGRADE_EXAMPLE_SECONDS:g} s")
+    assert time.monotonic() - start < 10 and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    assert Example("f(x)", {"f": lambda x: torch.tensor(1.0), "x": 1}, torch.tensor(1.0), 1e-5, 1e-6).problem() is None
+    assert Example("f(x)", {"f": _armed, "x": 1}, torch.tensor(0.0), 0, 0).problem() is not None  # timer armed
+    monkeypatch.setenv("NBGRADER_EXECUTION", "validate")
+    assert Example("f(x)", {"f": _armed, "x": 1}, torch.tensor(0.0), 0, 0).problem() is None  # none outside it

@@ -4,14 +4,16 @@ One worker round trip costs about 0.6 ms, more than many answers take, so a
 timed request runs the function on k staged inputs (k chosen so that the
 reference's request takes at least ``TARGET`` seconds) and the grader times
 the whole request: the IPC cost is spread over k calls. The student's and
-the reference's requests alternate, under the same load; the loop version
-is the course's own code, timed once per grading run (``GradingRun``). The
+the reference's requests alternate, under the same load. The loop version's
+time and k are measured once per grading run (``GradingRun.calibration``) on
+inputs of the run's own stream, so every student meets the same k. The
 outputs of the timed calls are checked against the reference afterwards
 (a random sample of each request's outputs).
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 
@@ -46,20 +48,35 @@ def _inputs(ex, gen, k):
     return [(ex.sized(gen, ex.bench_size), {}) for _ in range(k)]
 
 
+@dataclass(frozen=True)
+class Calibration:
+    """What one grading run measures once per exercise, with the course's own code."""
+
+    loop: float  # seconds per call of the loop version at the benchmark size
+    k: int  # calls per timed request
+    one: float  # the reference's seconds per call, in a request of k calls
+
+
+def calibrate(ex, reference, gen: torch.Generator) -> Calibration:
+    loop = min(timed(reference, ex.loop_name, [(ex.sized(gen, ex.bench_size), {})], 600, [0])[0]
+               for _ in range(2))
+    timed(reference, ex.name, _inputs(ex, gen, 1), 600, [0])  # warm-up: first calls pay lazy init
+    k, one = 1, 0.0
+    while k < MAX_K:  # grow k until the reference's request takes TARGET seconds (best of two)
+        one = min(timed(reference, ex.name, _inputs(ex, gen, k), 600, range(min(k, CHECKED)))[0]
+                  for _ in range(2))
+        if one * k >= TARGET:
+            break
+        k = min(MAX_K, k * max(2, math.ceil(TARGET / max(one * k, 1e-7))))
+    return Calibration(loop, k, one)
+
+
 def fast(checks, reps: int = 5):
     from graders.checks.parts import StudentError, Verdict, clone_args
     ex, gen = checks.ex, checks.gen
-    run = checks.run_state
     try:
-        loop_t = run.loop_seconds(ex, checks.reference, gen)
-        timed(checks.reference, ex.name, _inputs(ex, gen, 1), 600, [0])  # warm-up: first calls pay lazy init
-        k, one = 1, 0.0
-        while k < MAX_K:  # grow k until the reference's request takes TARGET seconds (best of two)
-            one = min(timed(checks.reference, ex.name, _inputs(ex, gen, k), 600, range(min(k, CHECKED)))[0]
-                      for _ in range(2))
-            if one * k >= TARGET:
-                break
-            k = min(MAX_K, k * max(2, math.ceil(TARGET / max(one * k, 1e-7))))
+        calibration = checks.run_state.calibration(ex, checks.reference)
+        loop_t, k, one = calibration.loop, calibration.k, calibration.one
         student_t, ref_t = [], []
         warm = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one + 0.5))
         try:

@@ -10,8 +10,9 @@ costs only that exercise.
 
 A ``GradingRun`` owns what lives as long as one grading run: the seed of the
 hidden cases, the reference workers (keyed by the content of the code they
-run, so a changed definition never meets a stale worker) and the loop
-versions' times, measured once per run rather than once per student. Every
+run, so a changed definition never meets a stale worker) and each exercise's
+timing calibration (the loop version's time, the calls per timed request),
+measured once per run rather than once per student. Every
 student's template is forked from the process's warm ``ForkServer``.
 """
 from __future__ import annotations
@@ -24,7 +25,7 @@ import zlib
 
 import torch
 
-from graders.checks.fast import timed
+from graders.checks.fast import Calibration, calibrate
 from graders.checks.parts import ExerciseChecks, Timeouts, Verdict
 from graders.checks.static import Submission
 from graders.model.exercise import PARTS, Assignment, Exercise
@@ -45,14 +46,14 @@ def exercise_seed(run_seed: int, name: str) -> int:
 
 
 class GradingRun:
-    """One grading run: its seed, its reference workers and the loop versions' times."""
+    """One grading run: its seed, its reference workers and the timing calibrations."""
 
     def __init__(self, seed: int | None = None, limits: Limits = Limits()):
         self.seed = secrets.randbits(48) if seed is None else seed
         torch.set_num_threads(1)  # the grader's comparisons are small; more threads only contend with workers
         self.limits = limits
         self._references: dict[str, WorkerSession] = {}
-        self._loop_times: dict[tuple[str, str, int], float] = {}
+        self._calibrations: dict[tuple[str, str, int], Calibration] = {}
         self.server = ForkServer.shared()  # starts every student's template (and kernel) warm
 
     @staticmethod
@@ -71,14 +72,14 @@ class GradingRun:
                 raise RuntimeError(f"the reference program of {assignment.name} fails: {worker.load_errors}")
         return worker
 
-    def loop_seconds(self, ex: Exercise, reference: WorkerSession, gen: torch.Generator) -> float:
-        """Seconds per call of the course's loop version at the benchmark size, once per run."""
+    def calibration(self, ex: Exercise, reference: WorkerSession) -> Calibration:
+        """The loop version's time and the calls per timed request, measured once per run on inputs of the
+        run's own stream (not a student's): every student of the run is timed the same way."""
         key = (self._key([ex.loop_source(), ex.reference_source()]), ex.name, ex.bench_size)
-        if key not in self._loop_times:
-            runs = [timed(reference, ex.loop_name, [(ex.sized(gen, ex.bench_size), {})], 600, [0])[0]
-                    for _ in range(2)]
-            self._loop_times[key] = min(runs)
-        return self._loop_times[key]
+        if key not in self._calibrations:
+            gen = torch.Generator().manual_seed(exercise_seed(self.seed, f"{ex.name} calibration"))
+            self._calibrations[key] = calibrate(ex, reference, gen)
+        return self._calibrations[key]
 
     def grade(self, assignment: Assignment, cells: list[tuple[str, str]], limits: Limits | None = None,
               timeouts: Timeouts = Timeouts(), only: list[str] | None = None, sandbox=None,

@@ -83,7 +83,7 @@ _runs: dict[int, GradingRun] = {}  # this process's share of each grading run (a
 
 def _grading_run(seed: int) -> GradingRun:
     """The run a job belongs to, kept for the life of this process: its reference workers stay warm and the
-    loop versions are timed once per process, not once per notebook (GradingRun keys them by content)."""
+    timing calibrations are measured once per process, not once per notebook (GradingRun keys them by content)."""
     if seed not in _runs:
         _runs[seed] = GradingRun(seed)
     return _runs[seed]

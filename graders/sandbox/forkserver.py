@@ -42,6 +42,7 @@ def _into_jail(control: socket.socket, fd: int | None, jail_args: list[str], bod
     """In the fork: keep only the new process's socket (if any), enter a fresh jail, run ``body`` there."""
     ctypes.CDLL(None, use_errno=True).prctl(jail.PR_SET_PDEATHSIG, signal.SIGKILL)  # dies with the server
     os.setsid()
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the warm-up's cell-budget handler is not the student's
     control.close()
     if fd is None:
         os.closerange(3, 1 << 20)

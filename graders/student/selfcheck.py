@@ -14,8 +14,10 @@ from __future__ import annotations
 import ast
 import inspect
 import os
+import signal
 import sys
 import textwrap
+import threading
 from dataclasses import dataclass, field
 
 import torch
@@ -26,6 +28,31 @@ from graders.checks.static import LOOP_HINT, Finding, Submission, summarize
 from graders.student import history, work
 
 GATED = "not graded until the answer is correct"
+# under autograde the grader decides every part elsewhere: an example call that never ends costs the class
+# this long, not the kernel's whole cell timeout
+AUTOGRADE_EXAMPLE_SECONDS = 2.0
+
+
+class _StillRunning(BaseException):
+    """An example call passed its time under autograde (BaseException: a student's `except Exception`
+    does not swallow it)."""
+
+
+def _bounded(call):
+    """``call()``, stopped after ``AUTOGRADE_EXAMPLE_SECONDS`` under autograde (where the timer is usable)."""
+    if not _autograding() or threading.current_thread() is not threading.main_thread():
+        return call()
+
+    def stop(signum, frame):
+        raise _StillRunning
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, AUTOGRADE_EXAMPLE_SECONDS)
+    try:
+        return call()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
 
 
 class Incorrect(Exception):
@@ -63,7 +90,10 @@ class Example:
         if function:
             namespace[function] = _function(function)
         try:
-            out = eval(self.call, namespace)
+            out = _bounded(lambda: eval(self.call, namespace))
+        except _StillRunning:
+            return (f"still running after {AUTOGRADE_EXAMPLE_SECONDS:g} s, stopped (under autograde; "
+                    "the grade cells say what the grader decided)")
         except NotImplementedError:
             return "not implemented yet"
         except Exception as exc:  # noqa: BLE001 - the student's function may raise anything
