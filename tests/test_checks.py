@@ -1,9 +1,11 @@
 """The three parts, run through real worker processes: each passes a good answer and fails a bad one."""
 import dataclasses
+from types import SimpleNamespace
 
 import pytest
 import torch
 
+from graders.checks.fast import clear_after
 from graders.checks.parts import ExerciseChecks, Timeouts
 from graders.checks.static import Submission
 from graders.checks.submission import GradingRun, grade_submission
@@ -191,3 +193,15 @@ def test_view_results_must_share_storage():
     assert toy_grade("windows", "def windows(x, k):\n    return x.unfold(0, k, 1)\n").passed
     copy = toy_grade("windows", "def windows(x, k):\n    return x.unfold(0, k, 1).clone()\n")
     assert not copy.passed and "returned a copy" in copy.message
+
+
+def test_timing_stops_early_only_when_the_verdict_is_clear_by_a_factor_two():
+    ex = SimpleNamespace(speedup=20, ref_factor=3)
+    ref = [0.001, 0.0011, 0.001]
+    assert clear_after([0.001, 0.0012, 0.001], ref, 1.0, ex)  # 1000x over the loop, 1.0x the reference
+    assert clear_after([0.007, 0.008, 0.007], ref, 1.0, ex)  # 7x the reference: fails by more than 2x
+    assert clear_after([0.3, 0.3, 0.3], [0.2] * 3, 1.0, ex)  # 3.3x over the loop: fails by more than 2x
+    # not clear: every repetition is run
+    assert not clear_after([0.002, 0.002, 0.002], ref, 1.0, ex)  # 2x the reference (allowed 3x)
+    assert not clear_after([0.005, 0.005, 0.005], ref, 1.0, ex)  # 5x the reference: fails, but not by 2x
+    assert not clear_after([0.03, 0.03, 0.03], [0.03] * 3, 1.0, ex)  # 33x over the loop, required 20x

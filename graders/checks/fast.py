@@ -4,9 +4,11 @@ One worker round trip costs about 0.6 ms, more than many answers take, so a
 timed request runs the function on k staged inputs (k chosen so that the
 reference's request takes at least ``TARGET`` seconds) and the grader times
 the whole request: the IPC cost is spread over k calls. The student's and
-the reference's requests alternate, under the same load. The loop version's
-time and k are measured once per grading run (``GradingRun.calibration``) on
-inputs of the run's own stream, so every student meets the same k. The
+the reference's requests alternate, under the same load, five times (three
+when the verdict is already clear by a factor of two on both thresholds).
+The loop version's time and k are measured once per grading run
+(``GradingRun.calibration``) on inputs of the run's own stream, so every
+student meets the same k. The
 outputs of the timed calls are checked against the reference afterwards
 (a random sample of each request's outputs).
 """
@@ -23,6 +25,7 @@ from graders.sandbox.session import Deadline, WorkerFailure
 TARGET = 0.02
 MAX_K = 256
 CHECKED = 4  # outputs checked per timed request
+MIN_REPS, MARGIN = 3, 2.0  # repetitions stop after MIN_REPS when the verdict is MARGIN-fold clear
 
 
 def timed(session, name: str, calls: list, timeout: float, which=()) -> tuple[float, list]:
@@ -71,20 +74,32 @@ def calibrate(ex, reference, gen: torch.Generator) -> Calibration:
     return Calibration(loop, k, one)
 
 
-def fast(checks, reps: int = 5):
+def clear_after(student_t: list[float], ref_t: list[float], loop_t: float, ex, margin: float = MARGIN) -> bool:
+    """True when the best times so far put the answer ``margin`` times beyond both thresholds (passing both,
+    or failing one): more repetitions only lower the minima, which cannot cross such a gap."""
+    speedup, factor = loop_t / min(student_t), min(student_t) / min(ref_t)
+    clear_pass = speedup >= margin * ex.speedup and factor <= ex.ref_factor / margin
+    clear_fail = speedup < ex.speedup / margin or factor > margin * ex.ref_factor
+    return clear_pass or clear_fail
+
+
+def fast(checks, reps: int = 5, min_reps: int = MIN_REPS):
     from graders.checks.parts import StudentError, Verdict, clone_args
     ex, gen = checks.ex, checks.gen
     try:
         calibration = checks.run_state.calibration(ex, checks.reference)
         loop_t, k, one = calibration.loop, calibration.k, calibration.one
-        student_t, ref_t = [], []
+        student_t: list[float] = []
+        ref_t: list[float] = []
         warm = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one + 0.5))
         try:
             timed(checks.student, ex.name, _inputs(ex, gen, 1), warm, [0])  # warm-up: first calls pay lazy init
         except Deadline:
             return Verdict("fast", False, f"one call took more than {warm:.2g} s: over {4 * ex.ref_factor:g}x "
                            f"the reference's time, far from the speedup of {ex.speedup:g}x required")
-        for _ in range(reps):
+        for rep in range(reps):
+            if rep >= min_reps and clear_after(student_t, ref_t, loop_t, ex):
+                break
             calls = _inputs(ex, gen, k)
             # far slower than the reference already fails: the limit stops a loop answer early
             limit = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one * k + 0.5))
