@@ -31,7 +31,6 @@ import os
 import signal
 import socket
 import sys
-import time
 from typing import Callable
 
 from graders.sandbox import jail, worker
@@ -106,15 +105,7 @@ def serve(control: socket.socket) -> None:
 
 
 def main() -> None:
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    import torch
-    torch.set_num_threads(1)
-    control = socket.socket(fileno=int(sys.argv[1]))
-    start = time.perf_counter()
-    worker._warm_up()
-    import ipykernel.kernelapp  # noqa: F401 - the kernels' own import, paid once
-    send_frame(control, encode({"ready": time.perf_counter() - start}))
-    serve(control)
+    serve(worker.warm_start("ipykernel.kernelapp"))  # the kernels' own import, paid once
 
 
 if __name__ == "__main__":

@@ -76,6 +76,18 @@ def _process_env(scratch: str) -> dict[str, str]:
     return env
 
 
+def _end(proc: subprocess.Popen | None, control: socket.socket | None) -> None:
+    """Kill a started program's whole process group, reap it, and close the grader's socket to it."""
+    if proc is not None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+    if control is not None:
+        control.close()
+
+
 class ForkServer:
     """The grader's handle on ``graders.sandbox.forkserver``: started on first use, one per grading process
     (``shared``), closed when the process exits."""
@@ -144,14 +156,7 @@ class ForkServer:
             pass
 
     def _stop(self) -> None:
-        if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.proc.wait()
-        if self.control is not None:
-            self.control.close()
+        _end(self.proc, self.control)
         if self.scratch is not None:
             self.scratch.cleanup()
         self.proc, self.control, self.scratch = None, None, None
@@ -254,14 +259,7 @@ class Template:
     def close(self) -> None:
         if self.forked is not None and self.server is not None:
             self.server.kill(self.forked)
-        if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.proc.wait()
-        if self.control is not None:
-            self.control.close()
+        _end(self.proc, self.control)
         self.proc, self.forked, self.control = None, None, None
 
     def __enter__(self):
