@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from graders.checks.fast import clear_after
+from graders.checks.fast import PROBE, clear_after
 from graders.checks.parts import ExerciseChecks, Timeouts
 from graders.checks.static import Submission
 from graders.checks.submission import GradingRun, grade_submission
@@ -76,6 +76,17 @@ def test_loop_answer_is_correct_but_not_vectorized_nor_fast(broadcasting):
     assert result["correct"].passed
     assert not result["vectorized"].passed and "`for` loop" in result["vectorized"].message
     assert not result["fast"].passed and "speedup" in result["fast"].message, result["fast"].message
+
+
+def test_the_probe_stops_a_loop_and_lets_a_vectorized_answer_through(broadcasting):
+    ex = broadcasting.exercise("batch_outer")
+    k = RUN.calibration(ex, RUN.reference(broadcasting)).k
+    loop = grade(broadcasting, LOOP)["fast"]
+    assert loop.message.startswith(f"{max(1, k // PROBE)} calls took more than"), loop.message
+    # another vectorized formulation: through the probe, then timed and passed
+    einsum = "def batch_outer(a):\n    return torch.einsum('bi,bj->bij', a, a)\n"
+    verdict = grade(broadcasting, einsum)["fast"]
+    assert verdict.passed and verdict.figures["k"] == k, verdict.message
 
 
 def test_tampering_code_elsewhere_in_the_notebook_costs_nothing(broadcasting):

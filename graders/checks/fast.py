@@ -6,6 +6,9 @@ reference's request takes at least ``TARGET`` seconds) and the grader times
 the whole request: the IPC cost is spread over k calls. The student's and
 the reference's requests alternate, under the same load, five times (three
 when the verdict is already clear by a factor of two on both thresholds).
+Before them a *probe* of k/16 calls, cut at ``PROBE_LIMIT``, stops an answer
+that takes seconds per request (a Python loop) in a fraction of a second;
+an honest answer needs a few milliseconds for it, a hundredth of the limit.
 The loop version's time and k are measured once per grading run
 (``GradingRun.calibration``) on inputs of the run's own stream, so every
 student meets the same k. The
@@ -21,17 +24,31 @@ import torch
 
 from graders.checks.compare import mismatch
 from graders.sandbox.session import Deadline, WorkerFailure
+from graders.sandbox.wire import encode
 
 TARGET = 0.02
 MAX_K = 1024  # tiny calls (15 us) still reach TARGET: a short request is at the mercy of one stall
 CHECKED = 4  # outputs checked per timed request
 MIN_REPS, MARGIN = 3, 2.0  # repetitions stop after MIN_REPS when the verdict is MARGIN-fold clear
+PROBE, PROBE_LIMIT = 16, 0.3  # the probe runs k // PROBE calls; its deadline's floor, in seconds
 
 
-def timed(session, name: str, calls: list, timeout: float, which=()) -> tuple[float, list]:
-    """Seconds per call of ``name`` over ``calls`` in one timed request, and the outputs at ``which``."""
+@dataclass(frozen=True)
+class Staged:
+    """Inputs for one timed request, encoded once for both workers (1024 calls take ~15 ms to encode)."""
+
+    calls: list
+    message: bytes
+
+    @classmethod
+    def of(cls, calls: list) -> Staged:
+        return cls(calls, encode(("stage", {"calls": calls})))
+
+
+def timed(session, name: str, staged: Staged, timeout: float, which=()) -> tuple[float, list]:
+    """Seconds per call of ``name`` over the staged calls in one timed request, and the outputs at ``which``."""
     from graders.checks.parts import StudentError
-    reply, _ = session.request("stage", timeout, calls=calls)
+    reply, _ = session.request_encoded(staged.message, timeout)
     if "error" in reply:
         raise StudentError(f"raised {reply['error']}")
     reply, seconds = session.request("bench", timeout, name=name)
@@ -44,11 +61,11 @@ def timed(session, name: str, calls: list, timeout: float, which=()) -> tuple[fl
     got = outs["ok"]["outs"]
     if not isinstance(got, list) or len(got) != len(which):
         raise StudentError("sent back a different number of outputs than it was asked for")
-    return (seconds + fetch) / max(1, len(calls)), got
+    return (seconds + fetch) / max(1, len(staged.calls)), got
 
 
-def _inputs(ex, gen, k):
-    return [(ex.sized(gen, ex.bench_size), {}) for _ in range(k)]
+def _inputs(ex, gen, k) -> Staged:
+    return Staged.of([(ex.sized(gen, ex.bench_size), {}) for _ in range(k)])
 
 
 @dataclass(frozen=True)
@@ -61,7 +78,7 @@ class Calibration:
 
 
 def calibrate(ex, reference, gen: torch.Generator) -> Calibration:
-    loop = min(timed(reference, ex.loop_name, [(ex.sized(gen, ex.bench_size), {})], 600, [0])[0]
+    loop = min(timed(reference, ex.loop_name, _inputs(ex, gen, 1), 600, [0])[0]
                for _ in range(2))
     timed(reference, ex.name, _inputs(ex, gen, 1), 600, [0])  # warm-up: first calls pay lazy init
     k, one = 1, 0.0
@@ -83,6 +100,12 @@ def clear_after(student_t: list[float], ref_t: list[float], loop_t: float, ex, m
     return clear_pass or clear_fail
 
 
+def too_slow(ex, calls: int, limit: float):
+    from graders.checks.parts import Verdict
+    return Verdict("fast", False, f"{calls} calls took more than {limit:.2g} s: over {4 * ex.ref_factor:g}x the "
+                   f"reference's time, far from the speedup of {ex.speedup:g}x required")
+
+
 def fast(checks, reps: int = 5, min_reps: int = MIN_REPS):
     from graders.checks.parts import StudentError, Verdict, clone_args
     ex, gen = checks.ex, checks.gen
@@ -97,25 +120,30 @@ def fast(checks, reps: int = 5, min_reps: int = MIN_REPS):
         except Deadline:
             return Verdict("fast", False, f"one call took more than {warm:.2g} s: over {4 * ex.ref_factor:g}x "
                            f"the reference's time, far from the speedup of {ex.speedup:g}x required")
+        probe = max(1, k // PROBE)
+        limit = checks.budget(max(PROBE_LIMIT, 4 * ex.ref_factor * one * probe + 0.1))
+        try:
+            timed(checks.student, ex.name, _inputs(ex, gen, probe), limit)
+        except Deadline:
+            return too_slow(ex, probe, limit)
         for rep in range(reps):
             if rep >= min_reps and clear_after(student_t, ref_t, loop_t, ex):
                 break
-            calls = _inputs(ex, gen, k)
+            staged = _inputs(ex, gen, k)
             # far slower than the reference already fails: the limit stops a loop answer early
             limit = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one * k + 0.5))
             # a sample the student cannot predict: checking all k outputs would cost more than timing them
             which = torch.randperm(k, generator=gen)[:CHECKED].tolist()
             try:
-                t, outs = timed(checks.student, ex.name, calls, limit, which)
+                t, outs = timed(checks.student, ex.name, staged, limit, which)
             except Deadline:
-                return Verdict("fast", False, f"{k} calls took more than {limit:.2g} s: over {4 * ex.ref_factor:g}x "
-                               f"the reference's time, far from the speedup of {ex.speedup:g}x required")
+                return too_slow(ex, k, limit)
             student_t.append(t)
             for i, out in zip(which, outs, strict=True):
-                args, kwargs = calls[i]
+                args, kwargs = staged.calls[i]
                 if mismatch(out, ex.reference(*clone_args(args), **kwargs), ex.rtol, ex.atol, ex.magnitude(args)):
                     return Verdict("fast", False, "gave a wrong result on a benchmark input while being timed")
-            t, _ = timed(checks.reference, ex.name, calls, 600, which)
+            t, _ = timed(checks.reference, ex.name, staged, 600, which)
             ref_t.append(t)
     except (WorkerFailure, StudentError) as exc:
         return Verdict("fast", False, f"{exc} on a benchmark input")

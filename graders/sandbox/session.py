@@ -311,12 +311,22 @@ class WorkerSession:
             self.start()
         return self._send(op, timeout, fds, regions, **payload)
 
+    def request_encoded(self, message: bytes, timeout: float) -> tuple[dict, float]:
+        """``request`` for a message already encoded (``wire.encode((op, payload))``): the same inputs staged
+        in two workers are encoded once."""
+        if not self.alive:
+            self.start()
+        return self._exchange(message, timeout)
+
     def _send(self, op: str, timeout: float, fds=(), regions=(), **payload) -> tuple[dict, float]:
+        return self._exchange(encode((op, payload), regions), timeout, fds, regions)
+
+    def _exchange(self, message: bytes, timeout: float, fds=(), regions=()) -> tuple[dict, float]:
         sock = self.sock
-        assert sock is not None, "_send runs on a started child (start or request spawns it first)"
+        assert sock is not None, "requests go to a started child (start or request spawns it first)"
         start = time.perf_counter()
         try:
-            send_frame(sock, encode((op, payload), regions), fds, timeout=timeout)
+            send_frame(sock, message, fds, timeout=timeout)
             data = recv_frame(sock, time.monotonic() + timeout, MAX_REPLY_BYTES)
             elapsed = time.perf_counter() - start
             reply = decode(data, regions)
