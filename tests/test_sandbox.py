@@ -8,6 +8,7 @@ the warm ``ForkServer`` into a jail of its own, as grading starts it as root).
 import ast
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -209,6 +210,11 @@ def test_closing_a_forked_template_ends_its_whole_jail(sandbox):
         template.scratch.cleanup()
 
 
+def refuse(self, *args, **kwargs):
+    """A ForkServer.fork_template that fails, as one whose server cannot fork would."""
+    raise WorkerFailure("the Python process that runs it could not start")
+
+
 WHO = ("import os, socket, sys\nreport = {'main': os.path.basename(sys.modules['__main__'].__file__), "
        "'host': socket.gethostname(), 'uid': os.getuid()}")
 
@@ -217,13 +223,53 @@ WHO = ("import os, socket, sys\nreport = {'main': os.path.basename(sys.modules['
 def test_a_server_that_cannot_fork_leaves_a_confined_program_instead(sandbox, monkeypatch):
     assert forked_probe(sandbox, WHO)["main"] == "forkserver.py"  # control: forked from the warm server
 
-    def refuse(self, sock, jail_args):
-        raise WorkerFailure("the Python process that runs it could not start")
-
     monkeypatch.setattr(ForkServer, "fork_template", refuse)
     report = forked_probe(sandbox, WHO)
     assert report["main"] == "worker.py"  # a new program, started through the jail
     assert report["host"] == "sandbox" and report["uid"] >= FIRST_UID
+
+
+def test_the_trusted_reference_starts_warm_without_a_jail_and_closes_with_its_children(monkeypatch):
+    """The course's reference program is forked from the warm server too, as the grader's own user and
+    host, in its own scratch folder; closing it ends its template and the child it forked."""
+    code = WHO + "\nreport['cwd'] = os.getcwd()\ndef probe():\n    return report\n"
+    with ForkServer() as server:
+        with WorkerSession([("probe", code)], server=server) as reference:
+            reference.start()
+            report = reference.request("call", 30, name="probe", args=[], kwargs={})[0]["ok"]["out"]
+            assert report["main"] == "forkserver.py" and report["uid"] == os.getuid()
+            assert report["host"] == socket.gethostname() and report["cwd"] == reference.template.scratch.name
+            group = reference.template.forked
+            assert group is not None
+            os.killpg(group, 0)  # control: the template's group (template and child) is running
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(group, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        with pytest.raises(ProcessLookupError):
+            os.killpg(group, 0)
+        # a server that cannot fork: the reference starts as a program of its own instead
+        monkeypatch.setattr(ForkServer, "fork_template", refuse)
+        with WorkerSession([("probe", code)], server=server) as reference:
+            reference.start()
+            assert reference.request("call", 30, name="probe", args=[], kwargs={})[0]["ok"]["out"]["main"] == "worker.py"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the warm server forks templates as root only")
+def test_a_server_started_under_another_path_still_forks_jails(sandbox, monkeypatch, tmp_path):
+    """The server keeps the environment it started in (here one whose PATH has no mount tools, as in
+    a test that hides ``unshare``); the jails it forks later still mount their root."""
+    path = os.environ["PATH"]
+    with ForkServer() as server:
+        monkeypatch.setenv("PATH", str(tmp_path))
+        with WorkerSession([("probe", "x = 1")], server=server) as reference:
+            reference.start()  # starts the server, under that PATH
+        monkeypatch.setenv("PATH", path)
+        report = forked_probe(sandbox, WHO, server)
+        assert report["main"] == "forkserver.py" and report["host"] == "sandbox"
 
 
 def test_a_missing_unshare_refuses_instead_of_running_unconfined(monkeypatch, tmp_path):

@@ -61,12 +61,12 @@ class GradingRun:
         return hashlib.sha256(json.dumps(cells).encode()).hexdigest()
 
     def reference(self, assignment: Assignment) -> WorkerSession:
-        """A warm worker running the course's own code (unconfined: it is trusted)."""
+        """A warm worker running the course's own code (unconfined: it is trusted), forked from the server."""
         cells = reference_cells(assignment)
         key = self._key(cells)
         worker = self._references.get(key)
         if worker is None:
-            worker = self._references[key] = WorkerSession(cells, self.limits, cell_timeout=600)
+            worker = self._references[key] = WorkerSession(cells, self.limits, cell_timeout=600, server=self.server)
             worker.start()
             if worker.load_errors:
                 raise RuntimeError(f"the reference program of {assignment.name} fails: {worker.load_errors}")

@@ -17,8 +17,11 @@ The student's kernel (the one nbgrader's ``Execute`` runs the notebook in)
 starts the same way: a fork that enters a jail of its own and runs ipykernel
 with the connection file it is given, torch already imported.
 
+The course's reference program, which is trusted, starts warm from the same
+server without a jail (its own session, rlimits and scratch folder).
+
 Requests on the control socket: ``template`` (the template's socket comes
-with it), ``kernel`` (ipykernel's arguments); the reply is the pid of the
+with it; no ``jail``: a trusted one), ``kernel`` (ipykernel's arguments); the reply is the pid of the
 process outside the new jail, which is the handle for ``kill`` (killing it
 kills the whole jail). The server exits when the grader closes the control
 socket; every jail it started dies with it.
@@ -34,11 +37,12 @@ import sys
 from typing import Callable
 
 from graders.sandbox import jail, worker
+from graders.sandbox.session import Limits
 from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
 
 
-def _into_jail(control: socket.socket, fd: int | None, jail_args: list[str], body: Callable[[], None]) -> None:
-    """In the fork: keep only the new process's socket (if any), enter a fresh jail, run ``body`` there."""
+def _detach(control: socket.socket, fd: int | None) -> None:
+    """In the fork: a session of its own, dying with the server, holding only its own socket (if any)."""
     ctypes.CDLL(None, use_errno=True).prctl(jail.PR_SET_PDEATHSIG, signal.SIGKILL)  # dies with the server
     os.setsid()
     signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the warm-up's cell-budget handler is not the student's
@@ -48,7 +52,19 @@ def _into_jail(control: socket.socket, fd: int | None, jail_args: list[str], bod
     else:
         os.closerange(3, fd)
         os.closerange(fd + 1, 1 << 20)
+
+
+def _into_jail(jail_args: list[str], body: Callable[[], None]) -> None:
+    """Enter a fresh jail and run ``body`` there (a student's template or kernel)."""
     jail.enter(jail.parser().parse_args([*jail_args, "--", "python"]), body)
+
+
+def _trusted(cwd: str, limits: dict, body: Callable[[], None]) -> None:
+    """Run ``body`` without a jail (the course's own reference program), in ``cwd``, under ``limits``."""
+    os.chdir(cwd)
+    os.environ.update(TMPDIR=cwd, HOME=cwd)
+    Limits(**limits).apply()
+    body()
 
 
 def _template(fd: int) -> None:
@@ -85,7 +101,11 @@ def serve(control: socket.socket) -> None:
             pid = os.fork()
             if pid == 0:
                 try:
-                    _into_jail(control, fd, list(payload["jail"]), body)
+                    _detach(control, fd)
+                    if payload.get("jail") is None and op == "template":
+                        _trusted(str(payload["cwd"]), dict(payload["limits"]), body)
+                    else:
+                        _into_jail(list(payload["jail"]), body)
                 finally:
                     os._exit(73)
             if fd is not None:
@@ -94,7 +114,10 @@ def serve(control: socket.socket) -> None:
             send_frame(control, encode({"pid": pid}))
         elif op == "kill" and int(payload["pid"]) in children:
             pid = int(payload["pid"])
-            os.kill(pid, signal.SIGKILL)  # the process outside the jail: PID 1 and all inside follow it
+            try:  # its group: the process outside a jail (PID 1 and all inside follow it), or a trusted template
+                os.killpg(pid, signal.SIGKILL)  # and the children it forked
+            except ProcessLookupError:
+                pass
             os.waitpid(pid, 0)
             children.discard(pid)
             send_frame(control, encode({"killed": True}))

@@ -5,7 +5,8 @@ The grader never imports student code. It starts one *template* process
 which forks a fresh *child* per exercise. A confined template is forked, in a
 jail of its own, from a ``ForkServer`` that imported torch once per grading
 process (as root; otherwise it is started through ``Sandbox.wrap`` and
-imports torch itself).
+imports torch itself); the course's trusted reference is forked from it
+without a jail.
 ``WorkerSession`` is one child that has loaded given cells; the grader sends
 it arguments and times each request itself, so no patch of ``time``,
 ``torch`` or the worker's own code can change a measured time or a compared
@@ -16,6 +17,7 @@ costs only its own requests.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import os
 import resource
 import signal
@@ -134,9 +136,12 @@ class ForkServer:
                 self._stop()  # the next request starts a fresh server
                 raise WorkerFailure("the Python process that runs it could not start") from None
 
-    def fork_template(self, sock: socket.socket, jail_args: list[str]) -> int:
-        """A student's template, in a jail of its own, serving ``sock``; returns its handle (a pid)."""
-        reply = self._ask("template", fds=[sock.fileno()], jail=jail_args)
+    def fork_template(self, sock: socket.socket, jail_args: list[str] | None, cwd: str = "/",
+                      limits: Limits = Limits()) -> int:
+        """A template serving ``sock``: a student's, in a jail of its own (``jail_args``), or without a jail
+        (None: the course's trusted reference) in ``cwd`` under ``limits``; returns its handle (a pid)."""
+        rlimits = {k: v for k, v in dataclasses.asdict(limits).items() if k != "start_timeout"}
+        reply = self._ask("template", fds=[sock.fileno()], jail=jail_args, cwd=cwd, limits=rlimits)
         if "pid" not in reply:
             raise WorkerFailure("the Python process that runs it could not start")
         return int(reply["pid"])
@@ -173,8 +178,8 @@ class ForkServer:
 
 
 class Template:
-    """A warm process that forks children; confined when ``sandbox`` is given (student code), and then
-    forked from ``server`` when one is given and the grader is root."""
+    """A warm process that forks children, forked from ``server`` when one is given: confined when
+    ``sandbox`` is given (student code; forked only as root), unconfined otherwise (the reference)."""
 
     def __init__(self, limits: Limits = Limits(), sandbox=None, server: ForkServer | None = None):
         self.limits, self.sandbox, self.server = limits, sandbox, server
@@ -190,8 +195,7 @@ class Template:
         return self.proc is not None and self.proc.poll() is None
 
     def _from_server(self) -> bool:
-        return (self.server is not None and self.sandbox is not None and os.geteuid() == 0
-                and self.sandbox.check())
+        return self.server is not None and (self.sandbox is None or (os.geteuid() == 0 and self.sandbox.check()))
 
     def start(self) -> None:
         if self._from_server():
@@ -204,9 +208,10 @@ class Template:
     def _start(self, forked: bool) -> None:
         parent, child = socket.socketpair()
         if forked:
-            assert self.server is not None and self.sandbox is not None, "checked by _from_server"
+            assert self.server is not None, "checked by _from_server"
+            jail_args = self.sandbox.jail_args(self.scratch.name) if self.sandbox is not None else None
             try:
-                self.forked = self.server.fork_template(child, self.sandbox.jail_args(self.scratch.name))
+                self.forked = self.server.fork_template(child, jail_args, self.scratch.name, self.limits)
             finally:
                 child.close()
         else:
@@ -274,12 +279,12 @@ class WorkerSession:
     """One child that has run ``cells``; ``request`` sends an operation and waits for its whole reply."""
 
     def __init__(self, cells: list[tuple[str, str]], limits: Limits = Limits(), sandbox=None,
-                 template: Template | None = None, cell_timeout: float = 30.0):
+                 template: Template | None = None, cell_timeout: float = 30.0, server: ForkServer | None = None):
         self.cells = list(cells)
         self.limits = limits
         self.cell_timeout = cell_timeout
         self.owns_template = template is None
-        self.template = template or Template(limits, sandbox)
+        self.template = template or Template(limits, sandbox, server)
         self.sock: socket.socket | None = None
         self.pid: int | None = None
         self.load_errors: list[str] = []
