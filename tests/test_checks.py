@@ -89,6 +89,26 @@ def test_the_probe_stops_a_loop_and_lets_a_vectorized_answer_through(broadcastin
     assert verdict.passed and verdict.figures["k"] == k, verdict.message
 
 
+def test_timed_inputs_are_drawn_once_per_run_and_never_repeat(broadcasting):
+    ex = broadcasting.exercise("batch_outer")
+    first = RUN.bench_inputs(ex, "repetition 0", 64)
+    assert RUN.bench_inputs(ex, "repetition 0", 64) is first  # the next student meets the same inputs
+    second = RUN.bench_inputs(ex, "repetition 1", 64)
+    seen = {a.numpy().tobytes() for args, _ in first.calls + second.calls for a in args}
+    assert len(seen) == 128  # within a request and across requests: a memo never hits
+    other = GradingRun(seed=4).bench_inputs(ex, "repetition 0", 64)
+    assert not torch.equal(other.calls[0][0][0], first.calls[0][0][0])  # another run, other inputs
+
+
+def test_a_memoizing_loop_is_not_fast(broadcasting):
+    memo = ("_seen = {}\n" + LOOP.replace("def batch_outer(a):", "def _slow(a):")
+            + "def batch_outer(a):\n    key = a.numpy().tobytes()\n    if key not in _seen:\n"
+            "        _seen[key] = _slow(a)\n    return _seen[key].clone()\n")
+    result = grade(broadcasting, memo)
+    assert result["correct"].passed
+    assert not result["fast"].passed, result["fast"].message
+
+
 def test_tampering_code_elsewhere_in_the_notebook_costs_nothing(broadcasting):
     """Scratch cells never run in the exercise's process, so they cannot touch its counter, nor cost a mark."""
     result = grade(broadcasting, REF, extra=[("cell 9", "import sys\nsys.settrace(None)\n"),

@@ -13,7 +13,9 @@ The loop version's time and k are measured once per grading run
 (``GradingRun.calibration``) on inputs of the run's own stream, so every
 student meets the same k. The
 outputs of the timed calls are checked against the reference afterwards
-(a random sample of each request's outputs).
+(a random sample of each request's outputs). Each request's inputs are the
+same for every student of a run (``GradingRun.bench_inputs``), drawn and
+encoded once: each request has its own, so nothing can be memoized.
 """
 from __future__ import annotations
 
@@ -64,7 +66,7 @@ def timed(session, name: str, staged: Staged, timeout: float, which=()) -> tuple
     return (seconds + fetch) / max(1, len(staged.calls)), got
 
 
-def _inputs(ex, gen, k) -> Staged:
+def bench_inputs(ex, gen, k) -> Staged:
     return Staged.of([(ex.sized(gen, ex.bench_size), {}) for _ in range(k)])
 
 
@@ -78,12 +80,12 @@ class Calibration:
 
 
 def calibrate(ex, reference, gen: torch.Generator) -> Calibration:
-    loop = min(timed(reference, ex.loop_name, _inputs(ex, gen, 1), 600, [0])[0]
+    loop = min(timed(reference, ex.loop_name, bench_inputs(ex, gen, 1), 600, [0])[0]
                for _ in range(2))
-    timed(reference, ex.name, _inputs(ex, gen, 1), 600, [0])  # warm-up: first calls pay lazy init
+    timed(reference, ex.name, bench_inputs(ex, gen, 1), 600, [0])  # warm-up: first calls pay lazy init
     k, one = 1, 0.0
     while k < MAX_K:  # grow k until the reference's request takes TARGET seconds (best of two)
-        one = min(timed(reference, ex.name, _inputs(ex, gen, k), 600, range(min(k, CHECKED)))[0]
+        one = min(timed(reference, ex.name, bench_inputs(ex, gen, k), 600, range(min(k, CHECKED)))[0]
                   for _ in range(2))
         if one * k >= TARGET:
             break
@@ -108,28 +110,29 @@ def too_slow(ex, calls: int, limit: float):
 
 def fast(checks, reps: int = 5, min_reps: int = MIN_REPS):
     from graders.checks.parts import StudentError, Verdict, clone_args
-    ex, gen = checks.ex, checks.gen
+    ex, gen, run = checks.ex, checks.gen, checks.run_state
     try:
-        calibration = checks.run_state.calibration(ex, checks.reference)
+        calibration = run.calibration(ex, checks.reference)
         loop_t, k, one = calibration.loop, calibration.k, calibration.one
         student_t: list[float] = []
         ref_t: list[float] = []
         warm = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one + 0.5))
         try:
-            timed(checks.student, ex.name, _inputs(ex, gen, 1), warm, [0])  # warm-up: first calls pay lazy init
+            # warm-up: first calls pay lazy init
+            timed(checks.student, ex.name, run.bench_inputs(ex, "warm-up", 1), warm, [0])
         except Deadline:
             return Verdict("fast", False, f"one call took more than {warm:.2g} s: over {4 * ex.ref_factor:g}x "
                            f"the reference's time, far from the speedup of {ex.speedup:g}x required")
         probe = max(1, k // PROBE)
         limit = checks.budget(max(PROBE_LIMIT, 4 * ex.ref_factor * one * probe + 0.1))
         try:
-            timed(checks.student, ex.name, _inputs(ex, gen, probe), limit)
+            timed(checks.student, ex.name, run.bench_inputs(ex, "probe", probe), limit)
         except Deadline:
             return too_slow(ex, probe, limit)
         for rep in range(reps):
             if rep >= min_reps and clear_after(student_t, ref_t, loop_t, ex):
                 break
-            staged = _inputs(ex, gen, k)
+            staged = run.bench_inputs(ex, f"repetition {rep}", k)
             # far slower than the reference already fails: the limit stops a loop answer early
             limit = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one * k + 0.5))
             # a sample the student cannot predict: checking all k outputs would cost more than timing them

@@ -25,7 +25,7 @@ import zlib
 
 import torch
 
-from graders.checks.fast import Calibration, calibrate
+from graders.checks.fast import Calibration, Staged, bench_inputs, calibrate
 from graders.checks.parts import ExerciseChecks, Timeouts, Verdict
 from graders.checks.static import Submission
 from graders.model.exercise import PARTS, Assignment, Exercise
@@ -54,6 +54,7 @@ class GradingRun:
         self.limits = limits
         self._references: dict[str, WorkerSession] = {}
         self._calibrations: dict[tuple[str, str, int], Calibration] = {}
+        self._bench_inputs: dict[tuple, Staged] = {}
         self.server = ForkServer.shared()  # starts every student's template (and kernel) warm
 
     @staticmethod
@@ -80,6 +81,15 @@ class GradingRun:
             gen = torch.Generator().manual_seed(exercise_seed(self.seed, f"{ex.name} calibration"))
             self._calibrations[key] = calibrate(ex, reference, gen)
         return self._calibrations[key]
+
+    def bench_inputs(self, ex: Exercise, request: str, k: int) -> Staged:
+        """The inputs of one timed request (``request`` names it), the same for every student of the run:
+        drawn from the run's own stream and encoded once per run, not per student."""
+        key = (ex.name, ex.sized, ex.bench_size, request, k)
+        if key not in self._bench_inputs:
+            gen = torch.Generator().manual_seed(exercise_seed(self.seed, f"{ex.name} {request}"))
+            self._bench_inputs[key] = bench_inputs(ex, gen, k)
+        return self._bench_inputs[key]
 
     def grade(self, assignment: Assignment, cells: list[tuple[str, str]], limits: Limits | None = None,
               timeouts: Timeouts = Timeouts(), only: list[str] | None = None, sandbox=None,
