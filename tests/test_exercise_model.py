@@ -54,3 +54,18 @@ def test_magnitude_defaults_to_the_largest_float_input_and_terms_override_it():
 def test_source_as_renames_only_the_def():
     src = _exercise().source_as(standardize_slow)
     assert src.startswith("def standardize(x, eps=1e-5, axis=0):") and "standardize_slow" not in src
+
+
+def test_a_grading_process_loads_the_definitions_once_until_a_file_changes(tmp_path):
+    import shutil
+
+    from graders import KIT_ROOT
+    from graders.model.exercise import load_assignment_once
+    folder = tmp_path / "assignments"
+    shutil.copytree(KIT_ROOT / "assignments", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    first = load_assignment_once(folder / "broadcasting.py")
+    assert load_assignment_once(folder / "broadcasting.py") is first  # the next notebook: the same objects
+    lesson = folder / "lessons" / "broadcasting.md"
+    lesson.write_text(lesson.read_text() + "\nOne more line.\n")  # any file of the folder, not only the module
+    changed = load_assignment_once(folder / "broadcasting.py")
+    assert changed is not first and changed.lesson.endswith("One more line.\n")

@@ -7,6 +7,7 @@ definitions are the single source of truth.
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib.util
 import inspect
 import io
@@ -238,6 +239,24 @@ def load_assignment(path: Path) -> Assignment:
     if assignment.name != path.stem:
         raise ValueError(f"{path}: ASSIGNMENT.name is {assignment.name!r}, expected {path.stem!r}")
     return assignment
+
+
+_LOADED: dict[tuple[str, str], Assignment] = {}
+
+
+def load_assignment_once(path: Path) -> Assignment:
+    """``load_assignment``, imported once per process while the definitions folder's files stay the same:
+    a grading process keeps the same exercise objects from one notebook to the next (and what the
+    grading run caches for them)."""
+    path = Path(path).resolve()
+    digest = hashlib.sha256()
+    for file in sorted(path.parent.rglob("*")):
+        if file.is_file() and "__pycache__" not in file.parts:
+            digest.update(f"{file.relative_to(path.parent)}\0".encode() + file.read_bytes())
+    key = (str(path), digest.hexdigest())
+    if key not in _LOADED:
+        _LOADED[key] = load_assignment(path)
+    return _LOADED[key]
 
 
 def load_course(assignments_dir: Path) -> dict[str, Assignment]:

@@ -19,7 +19,7 @@ from traitlets import Float, Instance, Integer, Unicode
 
 from graders.checks.parts import Timeouts, Verdict
 from graders.checks.submission import GradingRun
-from graders.model.exercise import PARTS, load_assignment
+from graders.model.exercise import PARTS, load_assignment_once
 from graders.model.notebook import grade_id_of, submission_cells
 from graders.sandbox.policy import Sandbox
 
@@ -67,7 +67,7 @@ class TrustedVerdicts(NbGraderPreprocessor):
         if not path.exists():
             self.log.warning("vecgrade: no definitions at %s; grade cells left to nbgrader", path)
             return nb, resources
-        assignment = load_assignment(path)
+        assignment = load_assignment_once(path)
         sandbox = Sandbox(parent=self)
         limits = sandbox.limits(start_timeout=self.load_timeout)
         confined, status = sandbox.status()
