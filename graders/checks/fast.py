@@ -104,7 +104,8 @@ def clear_after(student_t: list[float], ref_t: list[float], loop_t: float, ex, m
 
 def too_slow(ex, calls: int, limit: float):
     from graders.checks.parts import Verdict
-    return Verdict("fast", False, f"{calls} calls took more than {limit:.2g} s: over {4 * ex.ref_factor:g}x the "
+    what = "one call" if calls == 1 else f"{calls} calls"
+    return Verdict("fast", False, f"{what} took more than {limit:.2g} s: over {4 * ex.ref_factor:g}x the "
                    f"reference's time, far from the speedup of {ex.speedup:g}x required")
 
 
@@ -121,8 +122,7 @@ def fast(checks, reps: int = 5, min_reps: int = MIN_REPS):
             # warm-up: first calls pay lazy init
             timed(checks.student, ex.name, run.bench_inputs(ex, "warm-up", 1), warm, [0])
         except Deadline:
-            return Verdict("fast", False, f"one call took more than {warm:.2g} s: over {4 * ex.ref_factor:g}x "
-                           f"the reference's time, far from the speedup of {ex.speedup:g}x required")
+            return too_slow(ex, 1, warm)
         probe = max(1, k // PROBE)
         limit = checks.budget(max(PROBE_LIMIT, 4 * ex.ref_factor * one * probe + 0.1))
         try:
