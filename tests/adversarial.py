@@ -270,6 +270,11 @@ CASES += [
 ]
 
 
-from adversarial_design import DESIGN_CASES  # noqa: E402  (the second half of the class)
+# the later halves of the class, one file per family of attacks (each imports `Case` and the answers above)
+from adversarial_boundary import CASES as BOUNDARY_CASES  # noqa: E402
+from adversarial_data import CASES as DATA_CASES  # noqa: E402
+from adversarial_design import DESIGN_CASES  # noqa: E402
+from adversarial_resources import CASES as RESOURCE_CASES  # noqa: E402
+from adversarial_static import CASES as STATIC_CASES  # noqa: E402
 
-CASES += DESIGN_CASES
+CASES += DESIGN_CASES + STATIC_CASES + BOUNDARY_CASES + RESOURCE_CASES + DATA_CASES
