@@ -6,9 +6,10 @@ import pytest
 import torch
 
 from graders.checks.fast import PROBE, clear_after
-from graders.checks.parts import ExerciseChecks, Timeouts
+from graders.checks.parts import ExerciseChecks
 from graders.checks.static import Submission
 from graders.checks.submission import GradingRun, grade_submission
+from graders.checks.vocabulary import Timeouts
 from graders.model.exercise import Assignment, Case, Exercise
 from graders.sandbox.session import WorkerSession
 
@@ -46,7 +47,7 @@ def test_reference_passes_every_part(broadcasting):
     ("def batch_outer_renamed(a):\n    return a\n", "no function `batch_outer`"),
     ("class Anything(torch.Tensor):\n    def __eq__(self, other):\n        return True\n"
      "def batch_outer(a):\n    return torch.zeros(a.shape[0], a.shape[1], a.shape[1]).as_subclass(Anything)\n",
-     "max abs error"),
+     "returned a `Anything`, not a plain torch.Tensor"),
 ])
 def test_wrong_answers_fail_correct_and_gate_the_rest(broadcasting, source, expect):
     result = grade(broadcasting, source)
@@ -80,7 +81,7 @@ def test_loop_answer_is_correct_but_not_vectorized_nor_fast(broadcasting):
 
 def test_the_probe_stops_a_loop_and_lets_a_vectorized_answer_through(broadcasting):
     ex = broadcasting.exercise("batch_outer")
-    k = RUN.calibration(ex, RUN.reference(broadcasting)).k
+    k = RUN.reference(broadcasting).calibration(ex).k
     loop = grade(broadcasting, LOOP)["fast"]
     assert loop.message.startswith(f"{max(1, k // PROBE)} calls took more than"), loop.message
     # another vectorized formulation: through the probe, then timed and passed

@@ -6,9 +6,9 @@ import time
 import pytest
 from test_checks import REF, RUN, TOY, checks_with_static_view
 
-from graders.checks.parts import Timeouts
 from graders.checks.submission import GradingRun, grade_submission
 from graders.checks.vectorized import forbidden_ops_used
+from graders.checks.vocabulary import Timeouts
 from graders.sandbox.wire import recv_frame
 
 from conftest import program

@@ -152,7 +152,7 @@ def test_work_that_grows_with_the_input_is_counted():
     small, large = torch.ones(4, 3), torch.ones(8, 3)
     grow = [sum(work.count_work(loop, (x,))["ops"].values()) for x in (small, large)]
     flat = [sum(work.count_work(whole, (x,))["ops"].values()) for x in (small, large)]
-    assert grows(grow, [4, 8]) and not grows(flat, [4, 8])
+    assert grows(grow) and not grows(flat)
 
 
 def test_expect_and_check_loops_print_the_graders_messages(capsys):

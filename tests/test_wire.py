@@ -51,3 +51,26 @@ def test_malformed_messages_are_rejected():
     bad = data.replace(b'"size": [2]', b'"size": [99]')
     with pytest.raises(WireError):
         decode(bytes(bad))
+
+
+def test_calls_travel_stacked_and_arrive_as_the_same_calls():
+    from graders.sandbox.wire import Calls
+    gen = torch.Generator().manual_seed(0)
+    calls = [((torch.randn(3, 4, generator=gen).t(), i, torch.randn(2, generator=gen)), {"eps": torch.ones(1) * i})
+             for i in range(5)]
+    back = decode(encode(("bench", {"calls": Calls(calls)})))[1]["calls"]
+    assert len(back) == 5
+    for (args, kwargs), (got, got_kw) in zip(calls, back, strict=True):
+        assert torch.equal(got[0], args[0]) and got[0].stride() == args[0].stride()
+        assert got[1] == args[1] and torch.equal(got[2], args[2]) and torch.equal(got_kw["eps"], kwargs["eps"])
+    # the tensors of one argument position share one buffer: one decode for all the calls
+    assert back[0][0][0].untyped_storage().data_ptr() == back[4][0][0].untyped_storage().data_ptr()
+
+
+def test_calls_of_mixed_layouts_still_round_trip():
+    from graders.sandbox.wire import Calls
+    calls = [((torch.zeros(2, 3),), {}), ((torch.zeros(3, 2).t(),), {}), ((torch.empty(0),), {})]
+    back = decode(encode(Calls(calls)))
+    assert [a[0].stride() for a, _ in back] == [(3, 1), (1, 2), (1,)]
+    with pytest.raises(WireError):  # a stacked buffer that does not hold the calls it claims
+        decode(encode(Calls([((torch.zeros(2),), {})] * 3)).replace(b'"__calls": 3', b'"__calls": 4'))

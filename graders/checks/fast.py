@@ -1,96 +1,36 @@
-"""The "fast" part: compute time, measured by the grader, against the reference and the loop version.
+"""The "fast" part: the student's compute against the reference's and the loop version's, on the CPU clock.
 
-One worker round trip costs about 0.6 ms, more than many answers take, so a
-timed request runs the function on k staged inputs (k chosen so that the
-reference's request takes at least ``TARGET`` seconds) and the grader times
-the whole request: the IPC cost is spread over k calls. The student's and
-the reference's requests alternate, under the same load, five times (three
-when the verdict is already clear by a factor of two on both thresholds).
-Before them a *probe* of k/16 calls, cut at ``PROBE_LIMIT``, stops an answer
-that takes seconds per request (a Python loop) in a fraction of a second;
-an honest answer needs a few milliseconds for it, a hundredth of the limit.
-The loop version's time and k are measured once per grading run
-(``GradingRun.calibration``) on inputs of the run's own stream, so every
-student meets the same k. The
-outputs of the timed calls are checked against the reference afterwards
-(a random sample of each request's outputs). Each request's inputs are the
-same for every student of a run (``GradingRun.bench_inputs``), drawn and
-encoded once: each request has its own, so nothing can be memoized.
+Every request is one timed request of graders.checks.timing: the CPU time the
+kernel accounted to the worker's process, inputs and outputs inside the window.
+The student is timed in a fresh child that loaded only its program, the
+reference in a fresh child of the same kind (graders.checks.reference).
+
+1. A warm-up call (first calls pay lazy init), then a *probe* of k/16 calls
+   cut at ``PROBE_LIMIT`` seconds of wall time: an answer that takes seconds
+   per request (a Python loop) fails there in a fraction of a second; an
+   honest answer needs a few milliseconds for it.
+2. One repetition of k calls, against the reference's time on the same
+   inputs, measured once and shared by the run's students: when the verdict
+   is clear by a factor ``CLEAR`` on both thresholds, that decides it.
+3. Otherwise (near a threshold) the reference is measured again, and student
+   and reference alternate for up to ``REPS`` repetitions, stopping after
+   ``MIN_REPS`` once the best times are clear by ``MARGIN``.
+
+The loop version's time and k are measured once per grading run; each
+request's inputs (new for every request, so nothing can be memoized) are the
+same for every student of a run. A sample of each request's outputs, at
+positions drawn by the grader, is checked against the reference.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
-import torch
-
 from graders.checks.compare import mismatch
-from graders.sandbox.session import Deadline, WorkerFailure
-from graders.sandbox.wire import encode
+from graders.checks.timing import timed
+from graders.checks.vocabulary import StudentError, Verdict, clone_args
+from graders.sandbox.session import Deadline, WorkerFailure, WorkerSession
 
-TARGET = 0.02
-MAX_K = 1024  # tiny calls (15 us) still reach TARGET: a short request is at the mercy of one stall
-CHECKED = 4  # outputs checked per timed request
-MIN_REPS, MARGIN = 3, 2.0  # repetitions stop after MIN_REPS when the verdict is MARGIN-fold clear
-PROBE, PROBE_LIMIT = 16, 0.3  # the probe runs k // PROBE calls; its deadline's floor, in seconds
-
-
-@dataclass(frozen=True)
-class Staged:
-    """Inputs for one timed request, encoded once for both workers (1024 calls take ~15 ms to encode)."""
-
-    calls: list
-    message: bytes
-
-    @classmethod
-    def of(cls, calls: list) -> Staged:
-        return cls(calls, encode(("stage", {"calls": calls})))
-
-
-def timed(session, name: str, staged: Staged, timeout: float, which=()) -> tuple[float, list]:
-    """Seconds per call of ``name`` over the staged calls in one timed request, and the outputs at ``which``."""
-    from graders.checks.parts import StudentError
-    reply, _ = session.request_encoded(staged.message, timeout)
-    if "error" in reply:
-        raise StudentError(f"raised {reply['error']}")
-    reply, seconds = session.request("bench", timeout, name=name)
-    if "error" in reply:
-        raise StudentError(f"raised {reply['error']}")
-    # the fetch is timed too (for both sides): work deferred from `bench` to here is still counted
-    outs, fetch = session.request("bench_outputs", timeout, which=list(which))
-    if "error" in outs:
-        raise StudentError(f"raised {outs['error']}")
-    got = outs["ok"]["outs"]
-    if not isinstance(got, list) or len(got) != len(which):
-        raise StudentError("sent back a different number of outputs than it was asked for")
-    return (seconds + fetch) / max(1, len(staged.calls)), got
-
-
-def bench_inputs(ex, gen, k) -> Staged:
-    return Staged.of([(ex.sized(gen, ex.bench_size), {}) for _ in range(k)])
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """What one grading run measures once per exercise, with the course's own code."""
-
-    loop: float  # seconds per call of the loop version at the benchmark size
-    k: int  # calls per timed request
-    one: float  # the reference's seconds per call, in a request of k calls
-
-
-def calibrate(ex, reference, gen: torch.Generator) -> Calibration:
-    loop = min(timed(reference, ex.loop_name, bench_inputs(ex, gen, 1), 600, [0])[0]
-               for _ in range(2))
-    timed(reference, ex.name, bench_inputs(ex, gen, 1), 600, [0])  # warm-up: first calls pay lazy init
-    k, one = 1, 0.0
-    while k < MAX_K:  # grow k until the reference's request takes TARGET seconds (best of two)
-        one = min(timed(reference, ex.name, bench_inputs(ex, gen, k), 600, range(min(k, CHECKED)))[0]
-                  for _ in range(2))
-        if one * k >= TARGET:
-            break
-        k = min(MAX_K, k * max(2, math.ceil(TARGET / max(one * k, 1e-7))))
-    return Calibration(loop, k, one)
+PROBE, PROBE_LIMIT = 16, 0.3  # the probe runs k // PROBE calls; its wall-clock deadline's floor, in seconds
+CLEAR = 2.0  # one repetition decides when the verdict is this clear on both thresholds
+REPS, MIN_REPS, MARGIN = 5, 3, 2.0  # near a threshold: up to REPS alternations, stopping once MARGIN-clear
 
 
 def clear_after(student_t: list[float], ref_t: list[float], loop_t: float, ex, margin: float = MARGIN) -> bool:
@@ -102,57 +42,75 @@ def clear_after(student_t: list[float], ref_t: list[float], loop_t: float, ex, m
     return clear_pass or clear_fail
 
 
-def too_slow(ex, calls: int, limit: float):
-    from graders.checks.parts import Verdict
+def too_slow(ex, calls: int, limit: float) -> Verdict:
     what = "one call" if calls == 1 else f"{calls} calls"
     return Verdict("fast", False, f"{what} took more than {limit:.2g} s: over {4 * ex.ref_factor:g}x the "
                    f"reference's time, far from the speedup of {ex.speedup:g}x required")
 
 
-def fast(checks, reps: int = 5, min_reps: int = MIN_REPS):
-    from graders.checks.parts import StudentError, Verdict, clone_args
-    ex, gen, run = checks.ex, checks.gen, checks.run_state
+def _check_outputs(ex, staged, outs) -> Verdict | None:
+    for i, out in zip(staged.which, outs, strict=True):
+        args, kwargs = staged.calls[i]
+        if mismatch(out, ex.reference(*clone_args(args), **kwargs), ex.rtol, ex.atol, ex.magnitude(args)):
+            return Verdict("fast", False, "gave a wrong result on a benchmark input while being timed")
+    return None
+
+
+def fast(checks) -> Verdict:
+    ex, run, reference = checks.ex, checks.run_state, checks.reference
     try:
-        calibration = run.calibration(ex, checks.reference)
+        calibration = reference.calibration(ex)
         loop_t, k, one = calibration.loop, calibration.k, calibration.one
-        student_t: list[float] = []
-        ref_t: list[float] = []
-        warm = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one + 0.5))
-        try:
-            # warm-up: first calls pay lazy init
-            timed(checks.student, ex.name, run.bench_inputs(ex, "warm-up", 1), warm, [0])
-        except Deadline:
-            return too_slow(ex, 1, warm)
-        probe = max(1, k // PROBE)
-        limit = checks.budget(max(PROBE_LIMIT, 4 * ex.ref_factor * one * probe + 0.1))
-        try:
-            timed(checks.student, ex.name, run.bench_inputs(ex, "probe", probe), limit)
-        except Deadline:
-            return too_slow(ex, probe, limit)
-        for rep in range(reps):
-            if rep >= min_reps and clear_after(student_t, ref_t, loop_t, ex):
-                break
-            staged = run.bench_inputs(ex, f"repetition {rep}", k)
-            # far slower than the reference already fails: the limit stops a loop answer early
-            limit = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one * k + 0.5))
-            # a sample the student cannot predict: checking all k outputs would cost more than timing them
-            which = torch.randperm(k, generator=gen)[:CHECKED].tolist()
+        warm_up = run.bench_inputs(ex, "warm-up", 1)
+        with checks.student.sibling() as student:  # a fresh child: the same process history as the reference's
+            warm = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one + 0.5))
             try:
-                t, outs = timed(checks.student, ex.name, staged, limit, which)
+                timed(student, warm_up, warm)
             except Deadline:
-                return too_slow(ex, k, limit)
-            student_t.append(t)
-            for i, out in zip(which, outs, strict=True):
-                args, kwargs = staged.calls[i]
-                if mismatch(out, ex.reference(*clone_args(args), **kwargs), ex.rtol, ex.atol, ex.magnitude(args)):
-                    return Verdict("fast", False, "gave a wrong result on a benchmark input while being timed")
-            t, _ = timed(checks.reference, ex.name, staged, 600, which)
-            ref_t.append(t)
+                return too_slow(ex, 1, warm)
+            probe = max(1, k // PROBE)
+            limit = checks.budget(max(PROBE_LIMIT, 4 * ex.ref_factor * one * probe + 0.1))
+            try:
+                timed(student, run.bench_inputs(ex, "probe", probe), limit)
+            except Deadline:
+                return too_slow(ex, probe, limit)
+            student_t: list[float] = []
+            ref_t: list[float] = []
+            fresh: WorkerSession | None = None
+            try:
+                for rep in range(REPS):
+                    staged = run.bench_inputs(ex, f"repetition {rep}", k)
+                    # far slower than the reference already fails: the limit stops a loop answer early
+                    limit = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one * k + 0.5))
+                    try:
+                        t, outs = timed(student, staged, limit)
+                    except Deadline:
+                        return too_slow(ex, k, limit)
+                    wrong = _check_outputs(ex, staged, outs)
+                    if wrong:
+                        return wrong
+                    student_t.append(t)
+                    if rep == 0:
+                        ref_t.append(reference.shared_time(ex, "repetition 0", staged, warm_up))
+                        if clear_after(student_t, ref_t, loop_t, ex, CLEAR):
+                            break
+                        fresh = reference.fresh(ex)  # near a threshold: the reference is measured again, now
+                        timed(fresh, warm_up, 600)
+                        ref_t = [timed(fresh, staged, 600)[0]]
+                    else:
+                        assert fresh is not None, "measured again after the first repetition"
+                        ref_t.append(timed(fresh, staged, 600)[0])
+                        if rep + 1 >= MIN_REPS and clear_after(student_t, ref_t, loop_t, ex):
+                            break
+            finally:
+                if fresh is not None:
+                    fresh.close()
     except (WorkerFailure, StudentError) as exc:
         return Verdict("fast", False, f"{exc} on a benchmark input")
     student, ref = min(student_t), min(ref_t)
     speedup, factor = loop_t / student, student / ref
-    figures = {"speedup": speedup, "ref_factor": factor, "reference_speedup": loop_t / ref, "k": k}
+    figures = {"speedup": speedup, "ref_factor": factor, "reference_speedup": loop_t / ref, "k": k,
+               "repetitions": len(student_t)}
     if speedup < ex.speedup:
         return Verdict("fast", False, f"speedup {speedup:.1f}x over the loop version, required {ex.speedup:g}x",
                        figures)

@@ -11,15 +11,23 @@ from collections.abc import Iterable, Sequence
 GROWTH = 2  # ops or lines more at a larger size: beyond that, the work grows with the input
 
 
-def grows(counts: Sequence[int], sizes: Sequence[int]) -> bool:
-    """Counts of ops (or lines) at increasing ``sizes``: True when the work grows like a Python loop does.
+def one_step(counts: Sequence[int]) -> bool:
+    """The counts change once, upward, between two neighbouring sizes and never again (a library that switches
+    algorithms at some size, as ``torch.cdist`` does above 25 rows), as opposed to rising step after step."""
+    steps = [b - a for a, b in zip(counts[:-1], counts[1:], strict=True)]
+    return len(steps) >= 2 and min(steps) >= 0 and sum(1 for d in steps if d > 0) == 1
 
-    A loop over an axis that scales with the size adds at least one op or line per element, so from the
-    smallest to the largest size its count grows by about the size's growth or more. A library that
-    switches algorithms at some size (``torch.cdist`` above 25 rows) adds a few ops once: that is not a loop,
-    and neither is anything within half the size's growth."""
-    allowance = max(GROWTH, (sizes[-1] - sizes[0]) // 2)
-    return max(counts) - counts[0] > allowance
+
+def grows(counts: Sequence[int], flat_after: int | None = None) -> bool:
+    """Counts of ops (or lines) at increasing sizes: True when the work grows like a Python loop does.
+
+    The rule, exactly: the work grows when the count at any larger size exceeds the count at the smallest by
+    more than ``GROWTH``, unless the rise is ``one_step`` and ``flat_after`` -- the count at twice the largest
+    size -- equals the count at the largest (a one-time switch stays flat; a loop over chunks, even unrolled
+    into ``if`` blocks, rises again as the size doubles)."""
+    if max(counts) - counts[0] <= GROWTH:
+        return False
+    return not (flat_after is not None and one_step(counts) and flat_after == counts[-1])
 
 
 def op_core(name: str) -> str:

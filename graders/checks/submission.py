@@ -9,11 +9,11 @@ tampering in cells it does not reach never run there, and a hang or crash
 costs only that exercise.
 
 A ``GradingRun`` owns what lives as long as one grading run: the seed of the
-hidden cases, the reference workers (keyed by the content of the code they
-run, so a changed definition never meets a stale worker) and each exercise's
-timing calibration (the loop version's time, the calls per timed request),
-measured once per run rather than once per student. Every
-student's template is forked from the process's warm ``ForkServer``.
+hidden cases, the warm templates of the reference (one per kind of
+confinement), each exercise's timing calibration (the loop version's time,
+the calls per timed request) and the reference's shared timings, measured
+once per run rather than once per student, and the timed requests' inputs.
+Every template is forked from the process's warm ``ForkServer``.
 """
 from __future__ import annotations
 
@@ -25,19 +25,13 @@ import zlib
 
 import torch
 
-from graders.checks.fast import Calibration, Staged, bench_inputs, calibrate
-from graders.checks.parts import ExerciseChecks, Timeouts, Verdict
+from graders.checks.parts import ExerciseChecks
+from graders.checks.reference import Reference
 from graders.checks.static import Submission
+from graders.checks.timing import Calibration, Staged, draw
+from graders.checks.vocabulary import Timeouts, Verdict
 from graders.model.exercise import PARTS, Assignment, Exercise
 from graders.sandbox.session import ForkServer, Limits, Template, WorkerFailure, WorkerSession
-
-
-def reference_cells(assignment: Assignment) -> list[tuple[str, str]]:
-    """The trusted program: the preamble, every loop version and every reference."""
-    cells = [("preamble", assignment.preamble)]
-    for ex in assignment.exercises:
-        cells += [(f"{ex.name} loop", ex.loop_source()), (f"{ex.name} reference", ex.reference_source())]
-    return cells
 
 
 def exercise_seed(run_seed: int, name: str) -> int:
@@ -46,49 +40,46 @@ def exercise_seed(run_seed: int, name: str) -> int:
 
 
 class GradingRun:
-    """One grading run: its seed, its reference workers and the timing calibrations."""
+    """One grading run: its seed, the reference's warm templates, the timing calibrations and shared timings."""
 
     def __init__(self, seed: int | None = None, limits: Limits = Limits()):
         self.seed = secrets.randbits(48) if seed is None else seed
         torch.set_num_threads(1)  # the grader's comparisons are small; more threads only contend with workers
         self.limits = limits
-        self._references: dict[str, WorkerSession] = {}
-        self._calibrations: dict[tuple[str, str, int], Calibration] = {}
+        self._templates: dict[bool, Template] = {}
+        self.calibrations: dict[tuple, Calibration] = {}
+        self.reference_times: dict[tuple, tuple[float, float]] = {}  # key -> (seconds per call, measured at)
         self._bench_inputs: dict[tuple, Staged] = {}
         self.server = ForkServer.shared()  # starts every student's template (and kernel) warm
 
     @staticmethod
-    def _key(cells) -> str:
+    def code_key(cells) -> str:
         return hashlib.sha256(json.dumps(cells).encode()).hexdigest()
 
-    def reference(self, assignment: Assignment) -> WorkerSession:
-        """A warm worker running the course's own code (unconfined: it is trusted), forked from the server."""
-        cells = reference_cells(assignment)
-        key = self._key(cells)
-        worker = self._references.get(key)
-        if worker is None:
-            worker = self._references[key] = WorkerSession(cells, self.limits, cell_timeout=600, server=self.server)
-            worker.start()
-            if worker.load_errors:
-                raise RuntimeError(f"the reference program of {assignment.name} fails: {worker.load_errors}")
-        return worker
+    def stream(self, ex: Exercise, purpose: str) -> torch.Generator:
+        """The run's random stream for one purpose of one exercise."""
+        return torch.Generator().manual_seed(exercise_seed(self.seed, f"{ex.name} {purpose}"))
 
-    def calibration(self, ex: Exercise, reference: WorkerSession) -> Calibration:
-        """The loop version's time and the calls per timed request, measured once per run on inputs of the
-        run's own stream (not a student's): every student of the run is timed the same way."""
-        key = (self._key([ex.loop_source(), ex.reference_source()]), ex.name, ex.bench_size)
-        if key not in self._calibrations:
-            gen = torch.Generator().manual_seed(exercise_seed(self.seed, f"{ex.name} calibration"))
-            self._calibrations[key] = calibrate(ex, reference, gen)
-        return self._calibrations[key]
+    def reference_template(self, sandbox=None) -> Template:
+        """The warm template the reference's children are forked from: confined like the students' when
+        ``sandbox`` confines them (the same kind of process), unconfined otherwise."""
+        confined = sandbox is not None and sandbox.check()
+        template = self._templates.get(confined)
+        if template is None or not template.alive:
+            template = self._templates[confined] = Template(self.limits, sandbox if confined else None, self.server)
+            template.start()
+        return template
+
+    def reference(self, assignment: Assignment, sandbox=None) -> Reference:
+        """The course's reference of ``assignment`` on the timing side of this run."""
+        return Reference(self, assignment, self.reference_template(sandbox))
 
     def bench_inputs(self, ex: Exercise, request: str, k: int) -> Staged:
         """The inputs of one timed request (``request`` names it), the same for every student of the run:
         drawn from the run's own stream and encoded once per run, not per student."""
         key = (ex.name, ex.sized, ex.bench_size, request, k)
         if key not in self._bench_inputs:
-            gen = torch.Generator().manual_seed(exercise_seed(self.seed, f"{ex.name} {request}"))
-            self._bench_inputs[key] = bench_inputs(ex, gen, k)
+            self._bench_inputs[key] = draw(ex, ex.name, self.stream(ex, request), k)
         return self._bench_inputs[key]
 
     def grade(self, assignment: Assignment, cells: list[tuple[str, str]], limits: Limits | None = None,
@@ -109,7 +100,7 @@ class GradingRun:
             except WorkerFailure as exc:
                 return {ex.name: {p: Verdict(p, False, f"the notebook's code: {exc}") for p in PARTS}
                         for ex in exercises}
-            reference = self.reference(assignment)
+            reference = self.reference(assignment, sandbox)
             for ex in exercises:
                 results[ex.name] = self._grade_exercise(ex, submission, template, reference, timeouts, deadline)
         return results
@@ -133,9 +124,9 @@ class GradingRun:
         return self
 
     def close(self) -> None:
-        for worker in self._references.values():
-            worker.close()
-        self._references.clear()
+        for template in self._templates.values():
+            template.__exit__()
+        self._templates.clear()
 
     def __enter__(self):
         return self

@@ -4,18 +4,22 @@ The runtime half counts ATen ops and the lines of the student's own cells
 (never library lines) on every thread, in a child that loaded only this
 exercise's program and was warmed up before counting. It counts at three
 sizes drawn from the run's seed (so no answer can special-case them),
-checks the outputs it counted against the reference, and fails on any
-growth with size, on a count over the exercise's absolute bound, on a thread
-started by the function, and on a forbidden op matched as a pattern that
-also covers internal variants (``_softmax``, ``_safe_softmax``).
+checks the outputs it counted against the reference, and fails on growth with
+size (``graders.checks.rules.grows``: more than 2 ops or lines, unless one step
+that stays flat at twice the largest size), on a count over the exercise's
+absolute bound, on a thread started by the function, and on a forbidden op
+matched as a pattern that also covers internal variants (``_softmax``,
+``_safe_softmax``). Each counted call follows a warm-up call on other inputs of
+the same size.
 """
 from __future__ import annotations
 
 import torch
 
 from graders.checks.compare import mismatch
-from graders.checks.rules import forbidden_ops_used, grows
+from graders.checks.rules import forbidden_ops_used, grows, one_step
 from graders.checks.static import summarize
+from graders.checks.vocabulary import StudentError, Verdict, answer, clone_args
 from graders.sandbox.session import WorkerFailure
 
 
@@ -34,11 +38,14 @@ def count_sizes(ex, gen: torch.Generator) -> list[int]:
 
 
 def _count(checks, n: int) -> dict:
+    """One counted call at size ``n``, after a warm-up call on other inputs of the same size."""
     ex = checks.ex
-    args = ex.sized(checks.gen, n)
-    expected = ex.reference(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+    warm, args = ex.sized(checks.gen, n), ex.sized(checks.gen, n)
+    expected = ex.reference(*clone_args(args))
     cap = 4 * max(ex.max_ops, ex.max_lines)
-    got = checks.ask("count", checks.timeouts.count, args=args, kwargs={}, cap=cap)
+    reply, _ = checks.student.request("count", checks.budget(checks.timeouts.count), name=ex.name, warm=warm,
+                                      args=args, kwargs={}, cap=cap)
+    got = answer(reply)
     if not got["stopped"]:
         problem = mismatch(got["out"], expected, ex.rtol, ex.atol, ex.magnitude(args))
         if problem:
@@ -46,8 +53,7 @@ def _count(checks, n: int) -> dict:
     return got
 
 
-def vectorized(checks):
-    from graders.checks.parts import StudentError, Verdict
+def vectorized(checks) -> Verdict:
     ex = checks.ex
     findings = checks.submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint)
     if findings:
@@ -74,13 +80,23 @@ def vectorized(checks):
     if max(ops) > ex.max_ops or max(lines) > ex.max_lines:
         return Verdict("vectorized", False, f"{max(ops)} ATen ops and {max(lines)} Python lines in one call, more "
                        f"than the {ex.max_ops} ops and {ex.max_lines} lines a vectorized answer needs", figures)
-    if grows(ops, sizes) or grows(lines, sizes):
-        first, last = counts[0]["ops"], counts[-1]["ops"]
-        top = max(last, key=lambda k: last[k] - first.get(k, 0), default="")
+    flat_ops = flat_lines = None
+    if (grows(ops) and one_step(ops)) or (grows(lines) and one_step(lines)):
+        try:  # one step up: a library switching algorithms stays flat at twice the size; a loop rises again
+            last = _count(checks, 2 * sizes[-1])
+        except (WorkerFailure, StudentError) as exc:
+            return Verdict("vectorized", False, f"{exc} while its work was being counted")
+        if last["stopped"] or "wrong" in last or last["threads"]:
+            flat_ops = flat_lines = -1
+        else:
+            flat_ops, flat_lines = sum(last["ops"].values()), last["lines"]
+        figures.update(flat_size=2 * sizes[-1], flat_ops=flat_ops, flat_lines=flat_lines)
+    if grows(ops, flat_ops) or grows(lines, flat_lines):
+        first, end = counts[0]["ops"], counts[-1]["ops"]
+        top = max(end, key=lambda k: end[k] - first.get(k, 0), default="")
         return Verdict("vectorized", False,
                        f"the work grows with the input: {ops[0]} ATen ops and {lines[0]} Python lines at size "
                        f"{sizes[0]}, {ops[-1]} and {lines[-1]} at size {sizes[-1]} (most added: `{top}`), so "
                        f"Python-level iteration is still running", figures)
     return Verdict("vectorized", True, f"no Python-level iteration; {ops[0]} ATen ops at size {sizes[0]}, "
                    f"{ops[-1]} at size {sizes[-1]}", figures)
-

@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from graders.checks.parts import Verdict
 from graders.checks.submission import GradingRun, grade_submission
+from graders.checks.vocabulary import Verdict
 from graders.model.exercise import Assignment, Exercise
 
 MIN_ALTERNATIVES = 2

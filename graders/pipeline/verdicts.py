@@ -17,8 +17,8 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Instance, Integer, Unicode
 
-from graders.checks.parts import Timeouts, Verdict
 from graders.checks.submission import GradingRun
+from graders.checks.vocabulary import Timeouts, Verdict
 from graders.model.exercise import PARTS, load_assignment_once
 from graders.model.notebook import grade_id_of, submission_cells
 from graders.sandbox.policy import Sandbox

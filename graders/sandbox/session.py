@@ -29,7 +29,9 @@ import threading
 import time
 from dataclasses import dataclass
 
+from graders.sandbox.clock import ClockUnavailable, CpuClock, listen_for_credentials, recv_hello
 from graders.sandbox.wire import WireError, decode, encode, recv_frame, send_frame
+from graders.sandbox.worker import HELLO
 
 MAX_REPLY_BYTES = 256 * 1024 * 1024
 
@@ -248,6 +250,7 @@ class Template:
     def spawn(self) -> tuple[socket.socket, int]:
         """A fresh child: (socket to it, its pid as the template sees it)."""
         mine, theirs = socket.socketpair()
+        listen_for_credentials(mine)  # the child's hello then tells its pid in this namespace
         try:
             reply = self._ask("spawn", fds=[theirs.fileno()])
         finally:
@@ -276,7 +279,8 @@ class Template:
 
 
 class WorkerSession:
-    """One child that has run ``cells``; ``request`` sends an operation and waits for its whole reply."""
+    """One child that has run ``cells``; ``request`` sends an operation and waits for its whole reply,
+    ``timed_request`` also reads the child's CPU clock around it."""
 
     def __init__(self, cells: list[tuple[str, str]], limits: Limits = Limits(), sandbox=None,
                  template: Template | None = None, cell_timeout: float = 30.0, server: ForkServer | None = None):
@@ -287,15 +291,25 @@ class WorkerSession:
         self.template = template or Template(limits, sandbox, server)
         self.sock: socket.socket | None = None
         self.pid: int | None = None
+        self.clock: CpuClock | None = None
         self.load_errors: list[str] = []
 
     @property
     def alive(self) -> bool:
         return self.sock is not None
 
+    def sibling(self) -> WorkerSession:
+        """A new child of the same template running the same cells (started on first use)."""
+        return WorkerSession(self.cells, self.limits, template=self.template, cell_timeout=self.cell_timeout)
+
     def start(self) -> None:
         """Fork a child and run the cells in it, one by one, each within ``cell_timeout``."""
         self.sock, self.pid = self.template.spawn()
+        try:
+            self.clock = CpuClock(recv_hello(self.sock, HELLO, self.limits.start_timeout))
+        except (TimeoutError, EOFError, OSError):
+            self.kill()
+            raise WorkerFailure("the Python process that runs it could not start") from None
         self.load_errors = []
         for label, source in self.cells:
             try:
@@ -316,12 +330,20 @@ class WorkerSession:
             self.start()
         return self._send(op, timeout, fds, regions, **payload)
 
-    def request_encoded(self, message: bytes, timeout: float) -> tuple[dict, float]:
-        """``request`` for a message already encoded (``wire.encode((op, payload))``): the same inputs staged
-        in two workers are encoded once."""
+    def timed_request(self, message: bytes, timeout: float) -> tuple[dict, float]:
+        """Send a message already encoded (``wire.encode((op, payload))``: the same inputs sent to two workers
+        are encoded once); return (reply, seconds of the child's CPU time from before the send to after the whole
+        reply). ``timeout`` is wall time: a deadline, never the measure."""
         if not self.alive:
             self.start()
-        return self._exchange(message, timeout)
+        assert self.clock is not None, "a started child has its clock"
+        try:
+            before = self.clock.read()
+            reply, _ = self._exchange(message, timeout)
+            return reply, self.clock.read() - before
+        except ClockUnavailable:
+            self.kill()
+            raise WorkerFailure("the Python process running it died") from None
 
     def _send(self, op: str, timeout: float, fds=(), regions=(), **payload) -> tuple[dict, float]:
         return self._exchange(encode((op, payload), regions), timeout, fds, regions)
@@ -355,7 +377,7 @@ class WorkerSession:
             self.template.kill(self.pid)
         if self.sock is not None:
             self.sock.close()
-        self.sock, self.pid = None, None
+        self.sock, self.pid, self.clock = None, None, None
 
     def close(self) -> None:
         self.kill()

@@ -6,6 +6,13 @@ student's code inside the grader. Why not ``torch.save``: it costs about
 here builds only plain containers, numbers, strings and plain tensors, and
 keeps each tensor's strides and storage offset, so non-contiguous inputs
 arrive non-contiguous.
+
+``Calls`` (the k calls of one timed request) travel column by column: the
+tensors at one argument position, when they share dtype and layout, as one
+buffer that the reader cuts into k views. Decoding 1024 inputs then costs one
+``frombuffer`` and 1024 ``as_strided`` calls instead of 1024 of everything:
+the inputs are decoded inside the timed window, so their cost must be small
+next to the compute it measures.
 """
 from __future__ import annotations
 
@@ -26,6 +33,24 @@ class WireError(ValueError):
     """A message that does not follow the format."""
 
 
+class Calls(list):
+    """The calls of one request, ``[(args, kwargs), ...]``; decoded as a plain list of the same."""
+
+
+def _flat_extent(x: torch.Tensor) -> tuple[int, int]:
+    """(storage offset, elements of storage from its start to the last one ``x`` uses)."""
+    if not x.numel():
+        return 0, 0
+    offset = int(x.storage_offset())
+    return offset, offset + 1 + sum((int(s) - 1) * int(st) for s, st in zip(x.shape, x.stride(), strict=True))
+
+
+def _layout(x) -> tuple | None:
+    if type(x) is not torch.Tensor or not x.numel():
+        return None
+    return (x.dtype, tuple(x.shape), x.stride(), *_flat_extent(x))
+
+
 def _region_of(x: torch.Tensor, regions) -> tuple[int, int] | None:
     """(region index, byte offset of element 0) when ``x`` lives in one of the shared ``regions``."""
     if not regions or x.numel() == 0 and x.untyped_storage().data_ptr() == 0:
@@ -43,9 +68,34 @@ def encode(obj, regions=()) -> bytes:
     travels as a place in that memory, not as bytes, and the reader rebuilds it from its own mapping."""
     buffers: list[bytes] = []
 
+    def column(values: list):
+        """One argument position of every call: stacked in one buffer when the layouts agree."""
+        layouts = {_layout(v) for v in values}
+        if len(layouts) != 1 or None in layouts:
+            return {"__each": [enc(v) for v in values]}
+        layout = layouts.pop()
+        assert layout is not None, "checked above"
+        dtype, size, stride, offset, extent = layout
+        flat = torch.cat([torch.as_strided(v.detach(), (extent,), (1,), 0) for v in values])
+        buffers.append(flat.contiguous().view(torch.uint8).numpy().tobytes())
+        return {"__stack": len(buffers) - 1, "dtype": str(dtype), "size": list(size), "stride": list(stride),
+                "offset": offset, "extent": extent}
+
+    def calls(x: Calls):
+        arity = {len(args) for args, _ in x}
+        names = {tuple(sorted(kwargs)) for _, kwargs in x}
+        if len(arity) > 1 or len(names) > 1:
+            return [enc((tuple(args), dict(kwargs))) for args, kwargs in x]
+        width = arity.pop() if arity else 0
+        keys: tuple = names.pop() if names else ()
+        return {"__calls": len(x), "args": [column([args[p] for args, _ in x]) for p in range(width)],
+                "kwargs": [[k, column([kwargs[k] for _, kwargs in x])] for k in keys]}
+
     def enc(x):
         if x is None or isinstance(x, (bool, int, float, str)):
             return x
+        if isinstance(x, Calls):
+            return calls(x)
         if isinstance(x, torch.Tensor):
             x = torch.Tensor.as_subclass(x.detach(), torch.Tensor)
             place = _region_of(x, regions)
@@ -53,9 +103,7 @@ def encode(obj, regions=()) -> bytes:
                 return {"__view": place[0], "dtype": str(x.dtype), "size": list(x.shape),
                         "stride": list(x.stride()), "byte_offset": place[1]}
             # the storage from its start, so the offset survives too (code reading storage_offset() sees it)
-            offset = x.storage_offset() if x.numel() else 0
-            extent = (offset + 1 + sum((s - 1) * st for s, st in zip(x.shape, x.stride(), strict=True))
-                      if x.numel() else 0)
+            offset, extent = _flat_extent(x)
             flat = torch.as_strided(x, (extent,), (1,), 0).contiguous()
             buffers.append(flat.view(torch.uint8).numpy().tobytes() if extent else b"")
             return {"__t": len(buffers) - 1, "dtype": str(x.dtype), "size": list(x.shape),
@@ -112,11 +160,32 @@ def decode(data: bytes, regions=()):
     except (struct.error, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise WireError(f"malformed message: {exc}") from None
 
+    def column(spec, n: int) -> list:
+        if "__each" in spec:
+            values = [dec(v) for v in spec["__each"]]
+            if len(values) != n:
+                raise WireError("malformed calls")
+            return values
+        dtype = _DTYPES.get(spec["dtype"])
+        if dtype is None:
+            raise WireError(f"unknown dtype {spec['dtype']!r}")
+        flat = torch.frombuffer(buffers[spec["__stack"]], dtype=torch.uint8).view(dtype)
+        size, stride = tuple(spec["size"]), tuple(spec["stride"])
+        offset, extent = int(spec["offset"]), int(spec["extent"])
+        if extent <= 0 or flat.numel() != n * extent:
+            raise WireError("malformed calls")
+        return [flat.as_strided(size, stride, i * extent + offset) for i in range(n)]
+
     def dec(x):
         if isinstance(x, list):
             return [dec(v) for v in x]
         if not isinstance(x, dict):
             return x
+        if "__calls" in x:
+            n = int(x["__calls"])
+            args = [column(spec, n) for spec in x["args"]]
+            kwargs = [(str(k), column(spec, n)) for k, spec in x["kwargs"]]
+            return [(tuple(a[i] for a in args), {k: v[i] for k, v in kwargs}) for i in range(n)]
         if "__t" in x:
             dtype = _DTYPES.get(x["dtype"])
             if dtype is None:

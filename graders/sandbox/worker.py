@@ -10,7 +10,9 @@ Two roles, one module:
 - a *child* serves one socket: it loads the cells it is given one by one,
   each with a time budget, and calls functions. It holds no expected output,
   no reference (when it serves a student) and no random state, and it sends
-  back raw outputs only: no flags, identities or verdicts of its own.
+  back raw outputs only, each checked to be a plain tensor before anything
+  reads it: no flags, identities or verdicts of its own. Its time is what
+  the grader reads on the kernel's CPU clock of this process.
   In-place and view requirements are observed by the grader in memory it
   owns (see ``graders.sandbox.shared``).
 
@@ -30,6 +32,7 @@ import time
 from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
 
 MAX_ERROR = 300  # characters of a student's exception message that reach feedback
+HELLO = b"vecgrade"  # a child's first bytes on its socket
 
 
 def _error_text(exc: BaseException) -> str:
@@ -70,18 +73,38 @@ def _counter_class():
 
 
 def _discard(*args, **kwargs) -> None:
-    """``print`` in the grading child."""
+    """``print`` and ``display`` in the grading child."""
+
+
+class NotPlain(Exception):
+    """An output that is not a plain ``torch.Tensor`` (a subclass, a proxy): it could run code of its own when
+    read, after the clock or the counter has stopped, so it is refused before anything touches it."""
+
+
+def plain(out, containers: bool = False):
+    """``out`` itself when it is an exact ``torch.Tensor`` (``type()`` runs no code of the object's), or, with
+    ``containers``, plain numbers, strings, None and tuples/lists of those; else ``NotPlain``."""
+    import torch
+    kind = type(out)
+    if kind is torch.Tensor:
+        return out
+    if containers and (out is None or kind in (bool, int, float, str)):
+        return out
+    if containers and kind in (tuple, list):
+        for item in out:
+            plain(item, containers)
+        return out
+    raise NotPlain(f"returned a `{kind.__name__}`, not a plain torch.Tensor (subclasses and other objects are "
+                   "refused: return the tensor itself)")
 
 
 class Worker:
     def __init__(self):
-        # what the student prints goes nowhere here (the kernel shows it in feedback): formatting a tensor
-        # for a print would only add time and ATen ops to the work being measured
-        self.namespace: dict = {"__name__": "__main__", "print": _discard}
+        # what the student prints or displays goes nowhere here (the kernel shows it in feedback): formatting a
+        # tensor for a print would only add time and ATen ops to the work being measured
+        self.namespace: dict = {"__name__": "__main__", "print": _discard, "display": _discard}
         self.filenames: set[str] = set()  # the cells' own code: the only lines that count
         self.regions: list = []  # this request's shared argument memory
-        self.bench_outs: list = []
-        self.staged: list = []
 
     # each handler returns a dict of plain values
     def load_cell(self, label, source, budget):
@@ -113,33 +136,22 @@ class Worker:
         return fn
 
     def call(self, name, args, kwargs):
-        return {"out": self._function(name)(*args, **kwargs)}
+        return {"out": plain(self._function(name)(*args, **kwargs), containers=True)}
 
-    def stage(self, calls):
-        """Keep the inputs of the next ``bench``, so the timed request carries no data."""
-        self.staged = list(calls)
-        return {"calls": len(self.staged)}
-
-    def bench(self, name):
-        """The staged calls in one request, timed whole by the grader; outputs kept for ``bench_outputs``."""
+    def bench(self, name, calls, which):
+        """One timed request: the grader reads this process's CPU clock before sending it and after the reply, so
+        decoding the inputs (they arrive with the request), the calls and encoding the outputs at ``which`` (the
+        sample it checks) are all inside the measured window; every output is checked to be a plain tensor."""
         fn = self._function(name)
-        calls, self.staged = self.staged, []
-        self.bench_outs = []
-        self.bench_outs = [fn(*args, **kwargs) for args, kwargs in calls]
-        return {"calls": len(calls)}
-
-    def bench_outputs(self, which):
-        """The outputs of the last ``bench`` at the positions the grader picked (it checks a sample)."""
-        outs, self.bench_outs = self.bench_outs, []
+        outs = [plain(fn(*args, **kwargs)) for args, kwargs in calls]
         return {"outs": [outs[i] for i in which]}
 
-    def count(self, name, args, kwargs, cap):
-        """ATen ops dispatched and cell lines run by one call, on every thread; stops past ``cap``."""
-        import torch
-
+    def count(self, name, warm, args, kwargs, cap):
+        """ATen ops dispatched and cell lines run by one call, on every thread; stops past ``cap``. The warm-up
+        call (lazy imports and caches are not the function's work) runs on other inputs (``warm``), so a cache
+        keyed on the inputs' values cannot make the counted call free."""
         fn = self._function(name)
-        # warm-up on copies: lazy imports and caches are not the function's work
-        fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args], **kwargs)
+        plain(fn(*warm, **kwargs))
         ops: dict[str, int] = {}
         lines = [0]
         threads = set()
@@ -162,6 +174,7 @@ class Worker:
         try:
             with _counter_class()(ops, cap):
                 out = fn(*args, **kwargs)
+                plain(out)  # inside the counter: a subclass is refused before any of its code could run unseen
         except CountLimit:
             stopped = True
         finally:
@@ -189,17 +202,25 @@ def serve(sock: socket.socket) -> None:
             data, fds = recv_frame_with_fds(sock)
         except (EOFError, OSError):
             return
-        regions = []
-        try:
-            regions = _shared_regions(fds)
-            op, payload = decode(data, regions)
-            if op not in ("load_cell", "call", "stage", "bench", "bench_outputs", "count"):
-                raise LookupError(f"unknown request {op!r}")
-            reply = {"ok": getattr(worker, op)(**payload)}
-            data = encode(reply, regions)
-        except BaseException as exc:  # noqa: BLE001 - report, never die on a student's error
-            data = encode({"error": _error_text(exc)})
+        data = _handle(worker, data, fds)
         send_frame(sock, data)
+
+
+def _handle(worker: Worker, data: bytes, fds: list[int]) -> bytes:
+    """One request, answered as bytes; its inputs and outputs are freed before the reply goes out, so that none
+    of their cost falls into the next request's timed window."""
+    regions = []
+    try:
+        regions = _shared_regions(fds)
+        op, payload = decode(data, regions)
+        if op not in ("load_cell", "call", "bench", "count"):
+            raise LookupError(f"unknown request {op!r}")
+        reply = {"ok": getattr(worker, op)(**payload)}
+        return encode(reply, regions)
+    except NotPlain as exc:
+        return encode({"refused": str(exc)})
+    except BaseException as exc:  # noqa: BLE001 - report, never die on a student's error
+        return encode({"error": _error_text(exc)})
 
 
 # -- the template ------------------------------------------------------------------------------------
@@ -210,7 +231,8 @@ def _warm_up() -> None:
     TransformerManager().transform_cell("x = 1\n")
     worker = Worker()
     worker.load_cell("warm-up", "import torch\ndef f(a):\n    return (a[:, None] * a[None]).softmax(-1).sum()\n", 30)
-    worker.count("f", (torch.randn(4, 3),), {}, 10_000)
+    worker.count("f", (torch.randn(4, 3),), (torch.randn(4, 3),), {}, 10_000)
+    worker.bench("f", [((torch.randn(4, 3),), {})] * 2, [0])
     worker.load_cell("warm-up", "", 1)
 
 
@@ -223,6 +245,9 @@ def _child(conn_fd: int) -> None:
     os.dup2(devnull, 2)
     sock = socket.socket(fileno=conn_fd)
     try:
+        # before any student code: the grader's end receives this with the kernel's record of who sent it
+        # (SO_PASSCRED), which is how it learns this process's pid outside the jail, for its CPU clock
+        sock.sendall(HELLO)
         serve(sock)
     finally:
         os._exit(0)

@@ -1,0 +1,62 @@
+"""The course's reference on the timing side: the same kind of fresh child as the student's, from a warm template.
+
+The student's answer is timed in a fresh child that loaded only its program;
+the reference is timed the same way (a fresh child of a template forked like
+the student's, in a jail when the student's is), so both have the same
+process history and are scheduled alike. The reference's time for a request
+is measured once and shared by the students of a run while it is younger than
+``SHARED_FOR`` seconds, then measured again, so that it follows the machine's
+load; an answer near a threshold is compared with fresh measurements taken
+between its own (see graders.checks.fast).
+"""
+from __future__ import annotations
+
+import time
+
+from graders.checks.timing import Calibration, Staged, calibrate, timed
+from graders.model.exercise import Assignment, Exercise
+from graders.sandbox.session import Template, WorkerSession
+
+SHARED_FOR = 30.0  # seconds a reference time is reused by the students of a run before it is measured again
+
+
+def reference_cells(assignment: Assignment, ex: Exercise) -> list[tuple[str, str]]:
+    """The trusted program of one exercise: the preamble, its loop version and its reference."""
+    return [("preamble", assignment.preamble), (f"{ex.name} loop", ex.loop_source()),
+            (f"{ex.name} reference", ex.reference_source())]
+
+
+class Reference:
+    """The reference of one assignment in one grading run (``run`` keeps what is measured once per run)."""
+
+    def __init__(self, run, assignment: Assignment, template: Template):
+        self.run, self.assignment, self.template = run, assignment, template
+
+    def fresh(self, ex: Exercise) -> WorkerSession:
+        """A new child running the exercise's reference program (started on first use)."""
+        return WorkerSession(reference_cells(self.assignment, ex), self.template.limits, template=self.template,
+                             cell_timeout=600)
+
+    def key(self, ex: Exercise) -> str:
+        return self.run.code_key(reference_cells(self.assignment, ex))
+
+    def calibration(self, ex: Exercise) -> Calibration:
+        """The loop version's time and the calls per timed request, measured once per run on inputs of the
+        run's own stream (not a student's): every student of the run is timed the same way."""
+        key = (self.key(ex), ex.bench_size)
+        if key not in self.run.calibrations:
+            with self.fresh(ex) as session:
+                self.run.calibrations[key] = calibrate(ex, session, self.run.stream(ex, "calibration"))
+        return self.run.calibrations[key]
+
+    def shared_time(self, ex: Exercise, request: str, staged: Staged, warm: Staged) -> float:
+        """The reference's CPU seconds per call on ``staged`` (best of two, after a warm-up on ``warm``),
+        shared by the run's students while it is younger than ``SHARED_FOR`` seconds."""
+        key = (self.key(ex), request, len(staged.calls))
+        known = self.run.reference_times.get(key)
+        if known is None or time.monotonic() - known[1] > SHARED_FOR:
+            with self.fresh(ex) as session:
+                timed(session, warm, 600)
+                seconds = min(timed(session, staged, 600)[0] for _ in range(2))
+            known = self.run.reference_times[key] = (seconds, time.monotonic())
+        return known[0]
