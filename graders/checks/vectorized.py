@@ -76,7 +76,7 @@ def vectorized(checks) -> Verdict:
         return Verdict("vectorized", False, f"dispatched `aten.{used[0]}`, which is forbidden in this exercise")
     ops = [sum(c["ops"].values()) for c in counts]
     lines = [c["lines"] for c in counts]
-    figures = {"sizes": sizes, "ops": ops, "lines": lines}
+    figures: dict = {"sizes": sizes, "ops": ops, "lines": lines}
     if max(ops) > ex.max_ops or max(lines) > ex.max_lines:
         return Verdict("vectorized", False, f"{max(ops)} ATen ops and {max(lines)} Python lines in one call, more "
                        f"than the {ex.max_ops} ops and {ex.max_lines} lines a vectorized answer needs", figures)
