@@ -6,9 +6,11 @@ The student is timed in a fresh child that loaded only its program, the
 reference in a fresh child of the same kind (graders.checks.reference).
 
 1. A warm-up call (first calls pay lazy init), then a *probe* of k/16 calls
-   cut at ``PROBE_LIMIT`` seconds of wall time: an answer that takes seconds
-   per request (a Python loop) fails there in a fraction of a second; an
-   honest answer needs a few milliseconds for it.
+   cut at ``PROBE_LIMIT`` seconds of wall time (an answer that takes seconds
+   per request, a Python loop, fails there in a fraction of a second; an
+   honest answer needs a few milliseconds for it), then one untimed request
+   of k calls (memory touched for the first time costs up to 3x). The
+   reference's timing child goes through the same three.
 2. One repetition of k calls, against the reference's time on the same
    inputs, measured once and shared by the run's students: when the verdict
    is clear by a factor ``CLEAR`` on both thresholds, that decides it.
@@ -61,19 +63,24 @@ def fast(checks) -> Verdict:
     try:
         calibration = reference.calibration(ex)
         loop_t, k, one = calibration.loop, calibration.k, calibration.one
-        warm_up = run.bench_inputs(ex, "warm-up", 1)
+        probe = max(1, k // PROBE)
+        # the same requests, in the same order, for the student's and the reference's timing children: one call
+        # (lazy init), the probe, and one request of full size (memory touched for the first time costs 3x)
+        warm_up = [run.bench_inputs(ex, "warm-up", 1), run.bench_inputs(ex, "probe", probe),
+                   run.bench_inputs(ex, "warm-up", k)]
         with checks.student.sibling() as student:  # a fresh child: the same process history as the reference's
-            warm = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one + 0.5))
-            try:
-                timed(student, warm_up, warm)
-            except Deadline:
-                return too_slow(ex, 1, warm)
-            probe = max(1, k // PROBE)
-            limit = checks.budget(max(PROBE_LIMIT, 4 * ex.ref_factor * one * probe + 0.1))
-            try:
-                timed(student, run.bench_inputs(ex, "probe", probe), limit)
-            except Deadline:
-                return too_slow(ex, probe, limit)
+            limits = [max(checks.timeouts.bench_min, 4 * ex.ref_factor * one + 0.5),
+                      max(PROBE_LIMIT, 4 * ex.ref_factor * one * probe + 0.1),
+                      max(checks.timeouts.bench_min, 4 * ex.ref_factor * one * k + 0.5)]
+            for staged, limit in zip(warm_up, limits, strict=True):
+                limit = checks.budget(limit)
+                try:
+                    _, outs = timed(student, staged, limit)
+                except Deadline:
+                    return too_slow(ex, len(staged.calls), limit)
+                wrong = _check_outputs(ex, staged, outs)
+                if wrong:
+                    return wrong
             student_t: list[float] = []
             ref_t: list[float] = []
             fresh: WorkerSession | None = None
@@ -94,8 +101,7 @@ def fast(checks) -> Verdict:
                         ref_t.append(reference.shared_time(ex, "repetition 0", staged, warm_up))
                         if clear_after(student_t, ref_t, loop_t, ex, CLEAR):
                             break
-                        fresh = reference.fresh(ex)  # near a threshold: the reference is measured again, now
-                        timed(fresh, warm_up, 600)
+                        fresh = reference.warmed(ex, warm_up)  # near a threshold: measured again, now
                         ref_t = [timed(fresh, staged, 600)[0]]
                     else:
                         assert fresh is not None, "measured again after the first repetition"

@@ -16,10 +16,10 @@ from typing import Sequence
 
 from graders.checks import reach
 from graders.checks.finding import Finding, sorted_unique, summarize
+from graders.model.hints import LOOP_HINT
 
 __all__ = ["Finding", "LOOP_HINT", "Submission", "parse_cells", "summarize"]
 
-LOOP_HINT = "replace it with operations on whole tensors (broadcasting, indexing, reductions)"
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 

@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Sequence
 
 import torch
 
-from graders.checks.static import LOOP_HINT
+from graders.model.hints import LOOP_HINT
 
 PARTS = ("correct", "vectorized", "fast")
 

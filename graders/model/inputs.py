@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import torch
 
+from graders.model.exercise import Case
+
 LAYOUTS = ("contiguous", "transposed", "sliced")
 
 
@@ -61,7 +63,6 @@ def random_cases(gen: torch.Generator, shapes, dtypes=(torch.float32, torch.floa
     The arguments are ``make(gen, *shape, dtype=dtype)`` (a tuple), by default one ``rand`` tensor
     of that shape (``kwargs`` go to ``rand``): the common "random inputs" block of a hidden generator.
     """
-    from graders.model.exercise import Case  # the model imports this module: import late
     for shape in shapes:
         for dtype in dtypes:
             args = make(gen, *shape, dtype=dtype) if make else (rand(gen, *shape, dtype=dtype, **kwargs),)
@@ -70,6 +71,5 @@ def random_cases(gen: torch.Generator, shapes, dtypes=(torch.float32, torch.floa
 
 def layout_cases(gen: torch.Generator, *shape: int, layouts=("transposed", "sliced"), **kwargs):
     """One ``Case`` per non-contiguous layout, labelled ``<layout> input``: a ``rand`` tensor of ``shape``."""
-    from graders.model.exercise import Case
     for layout in layouts:
         yield Case(f"{layout} input", (rand(gen, *shape, layout=layout, **kwargs),))
