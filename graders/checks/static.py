@@ -57,6 +57,10 @@ class Submission:
         (blank lines pad), so a traceback or finding points at the student's cell and line."""
         return reach.render(self._slice(function)[0])
 
+    def statements_for(self, function: str) -> list[tuple[str, ast.stmt]]:
+        """(cell label, statement) of each statement ``function`` reaches, in notebook order."""
+        return [(s.cell.label, s.node) for s in self._slice(function)[0]]
+
     def problems_for(self, function: str) -> list[Finding]:
         """Why ``function`` cannot be judged as written: a syntax error in a cell it needs, or a
         binding that is not a plain top-level ``def`` (fail closed, with what to write instead)."""

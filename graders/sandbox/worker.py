@@ -83,7 +83,7 @@ class NotPlain(Exception):
 
 def plain(out, containers: bool = False):
     """``out`` itself when it is an exact ``torch.Tensor`` (``type()`` runs no code of the object's), or, with
-    ``containers``, plain numbers, strings, None and tuples/lists of those; else ``NotPlain``."""
+    ``containers``, plain numbers, strings, None and tuples, lists and dicts of those; else ``NotPlain``."""
     import torch
     kind = type(out)
     if kind is torch.Tensor:
@@ -92,6 +92,11 @@ def plain(out, containers: bool = False):
         return out
     if containers and kind in (tuple, list):
         for item in out:
+            plain(item, containers)
+        return out
+    if containers and kind is dict:
+        for key, item in out.items():
+            plain(key, containers)
             plain(item, containers)
         return out
     raise NotPlain(f"returned a `{kind.__name__}`, not a plain torch.Tensor (subclasses and other objects are "
