@@ -136,3 +136,39 @@ def test_the_reference_is_timed_in_the_same_kind_of_jailed_child_as_the_student(
     with unjailed.fresh(broadcasting.exercise("batch_outer")) as child:
         child.start()
         assert len(_nspids(child.clock.pid)) == 1
+
+
+# -- issue 17: the same program gets the same verdict within a run -------------------------------------
+def test_the_same_program_is_graded_once_per_run_and_gets_the_same_verdict(broadcasting):
+    from graders.checks.submission import GradingRun, grade_submission
+
+    from conftest import program
+    honest = "def batch_outer(a):\n    # outer products\n    return a[:, :, None] * a[:, None, :]\n"
+    restyled = "def batch_outer(a):\n    '''Each row with itself.'''\n\n    return a[:, :, None]*a[:, None, :]\n"
+    other = "def batch_outer(b):\n    return b[:, :, None] * b[:, None, :]\n"  # renamed: another program
+    with GradingRun(seed=11) as run:
+        first = grade_submission(broadcasting, program(broadcasting, batch_outer=honest), only=["batch_outer"],
+                                 run=run)
+        assert run.computed == {"batch_outer"}
+        again = grade_submission(broadcasting, program(broadcasting, batch_outer=restyled), only=["batch_outer"],
+                                 run=run)
+        assert run.computed == set() and again == first  # comments, docstrings, blank lines: the same program
+        grade_submission(broadcasting, program(broadcasting, batch_outer=other), only=["batch_outer"], run=run)
+        assert run.computed == {"batch_outer"}  # names count
+    with GradingRun(seed=12) as run:  # another run: graded again
+        grade_submission(broadcasting, program(broadcasting, batch_outer=honest), only=["batch_outer"], run=run)
+        assert run.computed == {"batch_outer"}
+
+
+def test_a_known_program_states_its_findings_at_each_students_own_lines(broadcasting):
+    from graders.checks.submission import GradingRun, grade_submission
+
+    from conftest import program
+    first = LOOP
+    second = "# my answer\n\n\n" + first
+    with GradingRun(seed=11) as run:
+        one = grade_submission(broadcasting, program(broadcasting, batch_outer=first), only=["batch_outer"], run=run)
+        two = grade_submission(broadcasting, program(broadcasting, batch_outer=second), only=["batch_outer"], run=run)
+        assert run.computed == set()
+    assert "lines 4, 5, 6" in one["batch_outer"]["vectorized"].message
+    assert "lines 7, 8, 9" in two["batch_outer"]["vectorized"].message and not two["batch_outer"]["vectorized"].passed

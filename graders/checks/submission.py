@@ -18,6 +18,7 @@ Every template is forked from the process's warm ``ForkServer``.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import secrets
 import time
@@ -25,13 +26,36 @@ import zlib
 
 import torch
 
+from graders.checks.identity import program_key
 from graders.checks.parts import ExerciseChecks
 from graders.checks.reference import Reference
-from graders.checks.static import Submission
+from graders.checks.static import Submission, summarize
 from graders.checks.timing import Calibration, Staged, draw
 from graders.checks.vocabulary import Timeouts, Verdict
 from graders.model.exercise import PARTS, Assignment, Exercise
 from graders.sandbox.session import ForkServer, Limits, Template, WorkerFailure, WorkerSession
+
+_DIGESTS: dict[int, tuple[Assignment, str]] = {}
+
+
+def definitions_digest(assignment: Assignment) -> str:
+    """A digest of what the course's definitions say about each exercise (code and settings), once per
+    loaded assignment."""
+    known = _DIGESTS.get(id(assignment))
+    if known is not None and known[0] is assignment:
+        return known[1]
+    parts = [assignment.name, assignment.preamble]
+    for ex in assignment.exercises:
+        for fn in (ex.reference, ex.loop, ex.hidden, ex.sized, ex.terms):
+            try:
+                parts.append(inspect.getsource(fn) if fn is not None else "")
+            except (OSError, TypeError):
+                parts.append(repr(fn))
+        parts.append(repr((ex.rtol, ex.atol, ex.forbidden, ex.forbidden_ops, ex.count_sizes, ex.bench_size,
+                           ex.speedup, ex.ref_factor, ex.max_ops, ex.max_lines, ex.in_place, ex.must_be_view)))
+    digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+    _DIGESTS[id(assignment)] = (assignment, digest)
+    return digest
 
 
 def exercise_seed(run_seed: int, name: str) -> int:
@@ -50,6 +74,9 @@ class GradingRun:
         self.calibrations: dict[tuple, Calibration] = {}
         self.reference_times: dict[tuple, tuple[float, float]] = {}  # key -> (seconds per call, measured at)
         self._bench_inputs: dict[tuple, Staged] = {}
+        self.verdicts: dict[str, dict[str, Verdict]] = {}  # program key -> its verdicts: one per program per run
+        self.keys: dict[str, str] = {}  # exercise name -> program key, of the notebook graded last
+        self.computed: set[str] = set()  # the exercises of the notebook graded last whose verdicts were computed
         self.server = ForkServer.shared()  # starts every student's template (and kernel) warm
 
     @staticmethod
@@ -93,7 +120,14 @@ class GradingRun:
         deadline = None if notebook_timeout is None else time.monotonic() + notebook_timeout
         submission = Submission(cells)
         exercises = [ex for ex in assignment.exercises if only is None or ex.name in only]
-        results: dict[str, dict[str, Verdict]] = {}
+        salt = self.salt(assignment, limits or self.limits, timeouts, sandbox)
+        self.keys = {ex.name: program_key(submission, ex.name, salt) for ex in exercises}
+        self.computed = set()
+        results = {ex.name: self._restated(self.verdicts[self.keys[ex.name]], ex, submission)
+                   for ex in exercises if self.keys[ex.name] in self.verdicts}
+        exercises = [ex for ex in exercises if ex.name not in results]
+        if not exercises:
+            return results
         with Template(limits or self.limits, sandbox, self.server) as template:
             try:
                 template.start()
@@ -103,7 +137,27 @@ class GradingRun:
             reference = self.reference(assignment, sandbox)
             for ex in exercises:
                 results[ex.name] = self._grade_exercise(ex, submission, template, reference, timeouts, deadline)
+                if deadline is None or time.monotonic() < deadline:  # complete: the same program, the same verdict
+                    self.verdicts[self.keys[ex.name]] = results[ex.name]
+                    self.computed.add(ex.name)
         return results
+
+    def salt(self, assignment: Assignment, limits: Limits, timeouts: Timeouts, sandbox) -> str:
+        """What else a verdict depends on besides the program: the run's seed, the definitions, the limits."""
+        confined = sandbox is not None and sandbox.check()
+        return json.dumps([self.seed, definitions_digest(assignment), repr(limits), repr(timeouts), confined])
+
+    @staticmethod
+    def _restated(verdicts: dict[str, Verdict], ex: Exercise, submission: Submission) -> dict[str, Verdict]:
+        """A known program's verdicts for another student: the same verdicts; a static finding's message is
+        said again with this student's own cells and lines (the key ignores lines, blank or not)."""
+        found = verdicts["vectorized"]
+        if found.passed or "findings" not in found.figures:
+            return verdicts
+        findings = submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint)
+        if not findings:  # cannot happen for the same program; keep the verdict rather than guess
+            return verdicts
+        return {**verdicts, "vectorized": Verdict("vectorized", False, summarize(findings), found.figures)}
 
     def _grade_exercise(self, ex, submission, template, reference, timeouts, deadline) -> dict[str, Verdict]:
         def failed(message):
