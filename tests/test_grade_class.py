@@ -116,15 +116,15 @@ def test_a_grading_process_that_dies_costs_a_retry_then_a_reported_submission(tm
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from graders.course.grade import _run_pool
+    from graders.course.executors import Pool, run_all
     from graders.pipeline.precomputed import GradingJob
     if dies == "always":
         (tmp_path / "died").write_text("always")
     job = GradingJob("ada", "broadcasting", "broadcasting", nbformat.writes(new_notebook(cells=[new_code_cell("x")])),
                      {}, [DieOnce], path=str(tmp_path))
-    [(_, graded, _, error)] = list(_run_pool([job], 1))
+    [(_, graded, _, error)] = list(run_all(Pool(1), [job]))
     if dies == "once":
-        assert graded is not None and nbformat.reads(graded, as_version=4).cells[0].source == "survived", error
+        assert graded is not None and nbformat.reads(graded.notebook, as_version=4).cells[0].source == "survived", error
     else:
         assert graded is None and "died" in error
 
@@ -138,18 +138,18 @@ def test_a_dask_worker_that_dies_costs_a_rerun_then_a_reported_submission(tmp_pa
     from distributed import Client
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from graders.course.grade import _run_dask
+    from graders.course.executors import Dask, run_all
     from graders.pipeline.precomputed import GradingJob
     if dies == "always":
         (tmp_path / "died").write_text("always")
     job = GradingJob("ada", "broadcasting", "broadcasting", nbformat.writes(new_notebook(cells=[new_code_cell("x")])),
                      {}, [DieOnce], path=str(tmp_path))
     try:
-        [(_, graded, _, error)] = list(_run_dask([job], dask_scheduler))
+        [(_, graded, _, error)] = list(run_all(Dask(dask_scheduler), [job]))
     finally:
         with Client(dask_scheduler, timeout="60s") as client:  # the nannies restart the killed workers
             client.wait_for_workers(2, timeout=120)
     if dies == "once":
-        assert graded is not None and nbformat.reads(graded, as_version=4).cells[0].source == "survived", error
+        assert graded is not None and nbformat.reads(graded.notebook, as_version=4).cells[0].source == "survived", error
     else:
         assert graded is None and "KilledWorker" in error, error

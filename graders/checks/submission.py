@@ -23,6 +23,7 @@ import json
 import secrets
 import time
 import zlib
+from collections.abc import Collection
 
 import torch
 
@@ -58,9 +59,24 @@ def definitions_digest(assignment: Assignment) -> str:
     return digest
 
 
+DEFERRED = "graded with the same program elsewhere in this run"  # a placeholder the coordinator replaces
+
+
 def exercise_seed(run_seed: int, name: str) -> int:
     """Each exercise draws from its own stream, so adding an exercise changes no other's cases."""
     return (run_seed ^ zlib.crc32(name.encode())) & 0x7FFF_FFFF_FFFF
+
+
+def restated(verdicts: dict[str, Verdict], ex: Exercise, submission: Submission) -> dict[str, Verdict]:
+    """A known program's verdicts for another student: the same verdicts; a static finding's message is
+    said again with this student's own cells and lines (the program's key ignores lines, blank or not)."""
+    found = verdicts["vectorized"]
+    if found.passed or "findings" not in found.figures:
+        return verdicts
+    findings = submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint)
+    if not findings:  # cannot happen for the same program; keep the verdict rather than guess
+        return verdicts
+    return {**verdicts, "vectorized": Verdict("vectorized", False, summarize(findings), found.figures)}
 
 
 class GradingRun:
@@ -111,11 +127,15 @@ class GradingRun:
 
     def grade(self, assignment: Assignment, cells: list[tuple[str, str]], limits: Limits | None = None,
               timeouts: Timeouts = Timeouts(), only: list[str] | None = None, sandbox=None,
-              notebook_timeout: float | None = None) -> dict[str, dict[str, Verdict]]:
+              notebook_timeout: float | None = None, known: dict[str, dict[str, Verdict]] | None = None,
+              defer: Collection[str] = ()) -> dict[str, dict[str, Verdict]]:
         """Verdicts by exercise name and part for the notebook code ``cells`` (label, source).
 
         ``sandbox`` confines the student's template (and so every child); ``notebook_timeout``
-        bounds the whole notebook's grading: exercises past it are not graded.
+        bounds the whole notebook's grading: exercises past it are not graded. ``known``: verdicts the
+        coordinator already has for these exercises' programs (another job of the run computed them);
+        ``defer``: exercises another job is computing now (their verdicts here are ``DEFERRED``
+        placeholders, which the coordinator replaces).
         """
         deadline = None if notebook_timeout is None else time.monotonic() + notebook_timeout
         submission = Submission(cells)
@@ -123,8 +143,12 @@ class GradingRun:
         salt = self.salt(assignment, limits or self.limits, timeouts, sandbox)
         self.keys = {ex.name: program_key(submission, ex.name, salt) for ex in exercises}
         self.computed = set()
-        results = {ex.name: self._restated(self.verdicts[self.keys[ex.name]], ex, submission)
-                   for ex in exercises if self.keys[ex.name] in self.verdicts}
+        for name, verdicts in (known or {}).items():
+            if name in self.keys:
+                self.verdicts.setdefault(self.keys[name], verdicts)
+        results = {ex.name: {p: Verdict(p, False, DEFERRED) for p in PARTS} for ex in exercises if ex.name in defer}
+        results.update({ex.name: restated(self.verdicts[self.keys[ex.name]], ex, submission)
+                        for ex in exercises if self.keys[ex.name] in self.verdicts and ex.name not in results})
         exercises = [ex for ex in exercises if ex.name not in results]
         if not exercises:
             return results
@@ -146,18 +170,6 @@ class GradingRun:
         """What else a verdict depends on besides the program: the run's seed, the definitions, the limits."""
         confined = sandbox is not None and sandbox.check()
         return json.dumps([self.seed, definitions_digest(assignment), repr(limits), repr(timeouts), confined])
-
-    @staticmethod
-    def _restated(verdicts: dict[str, Verdict], ex: Exercise, submission: Submission) -> dict[str, Verdict]:
-        """A known program's verdicts for another student: the same verdicts; a static finding's message is
-        said again with this student's own cells and lines (the key ignores lines, blank or not)."""
-        found = verdicts["vectorized"]
-        if found.passed or "findings" not in found.figures:
-            return verdicts
-        findings = submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint)
-        if not findings:  # cannot happen for the same program; keep the verdict rather than guess
-            return verdicts
-        return {**verdicts, "vectorized": Verdict("vectorized", False, summarize(findings), found.figures)}
 
     def _grade_exercise(self, ex, submission, template, reference, timeouts, deadline) -> dict[str, Verdict]:
         def failed(message):

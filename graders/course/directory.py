@@ -48,6 +48,17 @@ class Course:
         return config
 
     @contextmanager
+    def inside(self):
+        """The course root as working directory, as nbgrader's apps expect it."""
+        _put_scripts_on_path()
+        old = os.getcwd()
+        os.chdir(self.root)
+        try:
+            yield self
+        finally:
+            os.chdir(old)
+
+    @contextmanager
     def api(self, plain: bool = False, confined: bool = True, config=None):
         """nbgrader's API, run with the course root as working directory (on ``config`` if given)."""
         _put_scripts_on_path()

@@ -29,6 +29,7 @@ from traitlets import Unicode
 from traitlets.config import Config
 
 from graders.checks.submission import GradingRun
+from graders.pipeline.verdicts import VERDICTS
 
 
 def notebook_key(nb: NotebookNode) -> str:
@@ -49,6 +50,8 @@ class GradingJob:
     config: Config = field(default_factory=Config)
     seed: int = 0  # the hidden cases' seed: one per grading run, shared by every job
     path: str | None = None  # the kernel's working folder; a private temporary one if None
+    known: dict = field(default_factory=dict)  # exercise -> its verdicts, known from the same program's
+    defer: list[str] = field(default_factory=list)  # exercises whose verdicts another job computes now
 
     @property
     def key(self) -> str:
@@ -96,8 +99,15 @@ def _close_runs() -> None:
     _runs.clear()
 
 
-def execute_and_judge(job: GradingJob) -> str:
-    """Run ``job.steps`` (execute, verdicts, ...) on the job's notebook; return the graded notebook as JSON."""
+@dataclass
+class JobResult:
+    """The graded notebook (JSON) and the verdicts its grading computed (exercise -> part -> Verdict)."""
+    notebook: str
+    verdicts: dict = field(default_factory=dict)
+
+
+def execute_and_judge(job: GradingJob) -> JobResult:
+    """Run ``job.steps`` (execute, verdicts, ...) on the job's notebook; return the graded notebook."""
     config = copy.deepcopy(job.config)
     config.TrustedVerdicts.assignments_dir = str(_definitions_folder(job.definitions))
     config.TrustedVerdicts.seed = job.seed
@@ -105,12 +115,15 @@ def execute_and_judge(job: GradingJob) -> str:
     nb = nbformat.reads(job.notebook, as_version=4)
     # what nbgrader's autograde sets around these steps: the notebook's self-checks see they are autograded
     with tempfile.TemporaryDirectory(prefix="vecgrade-job-") as scratch, setenv(NBGRADER_EXECUTION="autograde"):
-        resources = {"unique_key": job.notebook_id, "metadata": {"path": job.path or scratch},
+        shared: dict = {"known": job.known, "defer": list(job.defer), "computed": {}}
+        resources: dict = {"unique_key": job.notebook_id, "metadata": {"path": job.path or scratch},
                      "nbgrader": {"student": job.student, "assignment": job.assignment,
-                                  "notebook": job.notebook_id}}
+                                  "notebook": job.notebook_id},
+                     VERDICTS: shared}
         for step in job.steps:
             nb, resources = step(config=config)(nb, resources)
-    return nbformat.writes(nb)
+    final: dict = resources.get(VERDICTS) or shared  # the steps pass resources on; a copy would carry it too
+    return JobResult(nbformat.writes(nb), final["computed"])
 
 
 class PrecomputedMissing(RuntimeError):

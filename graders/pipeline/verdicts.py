@@ -24,6 +24,7 @@ from graders.model.notebook import grade_id_of, submission_cells
 from graders.sandbox.policy import Sandbox
 
 ERROR_NAMES = {"correct": "Incorrect", "vectorized": "NotVectorized", "fast": "TooSlow"}
+VERDICTS = "vecgrade"  # the resources entry that carries verdicts between the coordinator and this step
 
 
 def verdict_output(verdict: Verdict) -> NotebookNode:
@@ -68,24 +69,31 @@ class TrustedVerdicts(NbGraderPreprocessor):
             self.log.warning("vecgrade: no definitions at %s; grade cells left to nbgrader", path)
             return nb, resources
         assignment = load_assignment_once(path)
+        shared = resources.setdefault(VERDICTS, {"known": {}, "defer": [], "computed": {}})
         sandbox = Sandbox(parent=self)
         limits = sandbox.limits(start_timeout=self.load_timeout)
         confined, status = sandbox.status()
         (self.log.info if confined else self.log.warning)("vecgrade: %s", status)
+        run = self.grading_run()
         try:
-            results = self.grading_run().grade(
+            results = run.grade(
                 assignment, submission_cells(nb, assignment), limits,
                 Timeouts(call=self.call_timeout, cell=self.cell_timeout), sandbox=sandbox,
-                notebook_timeout=self.notebook_timeout)
+                notebook_timeout=self.notebook_timeout, known=shared["known"], defer=shared["defer"])
+            shared["computed"] = {name: results[name] for name in run.computed}
         except Exception as exc:  # noqa: BLE001 - fail closed: no verdict, no points
             self.log.exception("vecgrade: could not grade %s", resources["nbgrader"].get("student"))
             results = {ex.name: {p: Verdict(p, False, f"could not grade: {type(exc).__name__}") for p in PARTS}
                        for ex in assignment.exercises}
-        for cell in nb.cells:
-            grade_id = grade_id_of(cell)
-            found = assignment.part_of(grade_id)
-            if found and cell.cell_type == "code":
-                ex, part = found
-                cell.outputs = [verdict_output(results[ex.name][part])]
-                cell.execution_count = None
+        write_verdicts(nb, assignment, results)
         return nb, resources
+
+
+def write_verdicts(nb: NotebookNode, assignment, results: dict[str, dict[str, Verdict]]) -> None:
+    """Each grade cell's output becomes its verdict (the exercises in ``results``; other cells stay)."""
+    for cell in nb.cells:
+        found = assignment.part_of(grade_id_of(cell))
+        if found and cell.cell_type == "code" and found[0].name in results:
+            ex, part = found
+            cell.outputs = [verdict_output(results[ex.name][part])]
+            cell.execution_count = None

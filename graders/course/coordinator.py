@@ -1,0 +1,223 @@
+"""The coordinator of a class's grading: jobs prepared as they are dispatched, one verdict per program, one writer.
+
+``ClassGrader`` holds, for as long as it lives (one ``vecgrade grade`` run, or one assignment in
+``vecgrade serve``): the hidden cases' seed, an executor whose processes stay warm (graders.course.
+executors), and the run's verdicts by program (graders.checks.identity). For each submission it
+
+1. prepares the student's notebooks only when they are about to be dispatched (nbgrader's sanitize steps,
+   read-only on the gradebook), so one huge or slow submission never holds the others back;
+2. gives each job the verdicts already known for its programs, defers the exercises whose program another
+   job is grading now, and lets the job compute the rest: within a run, every distinct program is graded
+   once, and two students who wrote the same code get the same verdict, "fast" included;
+3. puts the deferred verdicts into the graded notebook when they arrive, and records the student through
+   nbgrader's own autograde (``PutBackPrecomputed``): only this process writes the gradebook.
+"""
+from __future__ import annotations
+
+import secrets
+import tempfile
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import nbformat
+from nbgrader.preprocessors import SaveAutoGrades
+
+from graders.checks.identity import program_key
+from graders.checks.static import Submission
+from graders.checks.submission import restated
+from graders.course.directory import Course
+from graders.course.executors import executor
+from graders.course.record import StudentResult, autograde
+from graders.model.notebook import submission_cells
+from graders.pipeline.precomputed import GradingJob, JobResult, PutBackPrecomputed, definitions_files
+from graders.pipeline.verdicts import write_verdicts
+
+
+@dataclass
+class Planned:
+    """A job and what the coordinator knows of it: its programs' keys, its result once it arrives."""
+    job: GradingJob
+    keys: dict[str, str]  # exercise -> program key
+    submission: Submission
+    result: JobResult | None = None
+    resubmitted: bool = False
+
+
+@dataclass
+class Progress:
+    """One student's notebooks in this call of ``grade``."""
+    left: int
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+
+
+class ClassGrader:
+    def __init__(self, course: Course, assignment: str, *, jobs: int = 1, scheduler: str | None = None,
+                 seed: int | None = None, confined: bool = True):
+        self.course, self.assignment_name, self.confined = course, assignment, confined
+        self.config = course.config(confined=confined)
+        pipeline = list(self.config.Autograde.autograde_preprocessors)
+        cut = next((i for i, step in enumerate(pipeline) if issubclass(step, SaveAutoGrades)), len(pipeline))
+        self.expensive, self.recording = pipeline[:cut], pipeline[cut:]
+        configured = self.config.TrustedVerdicts.get("seed")
+        self.seed = seed if seed is not None else configured if configured is not None else secrets.randbits(48)
+        self.scheduler = scheduler
+        self.executor = executor(jobs, scheduler)
+        self.verdicts: dict[str, dict] = {}  # program key -> {part: Verdict}, for this grader's life
+        self.gradings: Counter[str] = Counter()  # program key -> how often a job computed its verdicts
+        self._definitions: dict[str, str] | None = None
+        self._owner: dict[str, Planned] = {}  # program key -> the job computing it now
+
+    # -- what jobs carry ------------------------------------------------------------------------------
+    def definitions(self) -> dict[str, str]:
+        folder = Path(self.config.TrustedVerdicts.get("assignments_dir", self.course.root / "assignments"))
+        files = definitions_files(folder) if folder.is_dir() else {}
+        if files != self._definitions:  # the course changed: what was known is not known any more
+            self._definitions, self.verdicts = files, {}
+        return files
+
+    def _prepare(self, student: str, definitions: dict[str, str]) -> list[Planned]:
+        """nbgrader's sanitize steps on each of the student's notebooks. A notebook that fails here (unknown
+        to the gradebook, say) gets no job: nbgrader's own autograde then meets it and says why."""
+        folder = self.course.root / "submitted" / student / self.assignment_name
+        assignment = self.course.assignments[self.assignment_name]
+        planned = []
+        for path in sorted(folder.glob("*.ipynb")):
+            resources = {"unique_key": path.stem, "metadata": {"path": str(folder)},
+                         "nbgrader": {"student": student, "assignment": self.assignment_name,
+                                      "notebook": path.stem, "db_url": self.course.db_url}}
+            try:
+                nb = nbformat.read(path, as_version=4)
+                for step in self.config.Autograde.sanitize_preprocessors:
+                    nb, resources = step(config=self.config)(nb, resources)
+            except Exception:  # noqa: BLE001 - left to nbgrader, which says why
+                continue
+            job = GradingJob(student, self.assignment_name, path.stem, nbformat.writes(nb), definitions,
+                             self.expensive, self.config, self.seed, None if self.scheduler else str(folder))
+            submission = Submission(submission_cells(nb, assignment))
+            keys = {ex.name: program_key(submission, ex.name) for ex in assignment.exercises}
+            planned.append(Planned(job, keys, submission))
+        return planned
+
+    def _plan(self, p: Planned) -> None:
+        """Known verdicts go with the job; a program another job grades now is deferred; the rest it computes."""
+        p.job.known, p.job.defer = {}, []
+        for name, key in p.keys.items():
+            if key in self.verdicts:
+                p.job.known[name] = self.verdicts[key]
+            elif key in self._owner and self._owner[key] is not p:
+                p.job.defer.append(name)
+            else:
+                self._owner[key] = p
+
+    # -- a call ---------------------------------------------------------------------------------------
+    def grade(self, students: list[str], on_start: Callable[[str], None] = lambda student: None,
+              on_result: Callable[[StudentResult], None] = lambda result: None) -> list[StudentResult]:
+        """Grade ``students``' submissions and record each through nbgrader, in the order they finish;
+        ``on_start``/``on_result`` follow each student (a progress bar, a log line)."""
+        results: list[StudentResult] = []
+        with tempfile.TemporaryDirectory(prefix="vecgrade-graded-") as self.graded_dir, \
+                self.course.api(config=self.record_config()) as api:
+
+            def record(student: str, state: Progress) -> None:
+                if state.errors:
+                    result = StudentResult(student, False, state.seconds, "; ".join(state.errors))
+                else:
+                    r = autograde(api, self.assignment_name, student)
+                    result = StudentResult(student, r.success, state.seconds + r.seconds, r.reason)
+                results.append(result)
+                on_result(result)
+
+            self._grade(students, record, on_start)
+        order = {s: i for i, s in enumerate(students)}
+        return sorted(results, key=lambda r: order[r.student])
+
+    def _grade(self, students: list[str], record: Callable[[str, Progress], None],
+               on_start: Callable[[str], None]) -> None:
+        definitions = self.definitions()
+        queue: deque[str] = deque(students)
+        ready: deque[Planned] = deque()
+        progress: dict[str, Progress] = {}
+        waiting: list[Planned] = []
+        by_job: dict[int, Planned] = {}
+        assignment = self.course.assignments[self.assignment_name]
+
+        def done(p: Planned, error: str = "") -> None:
+            state = progress[p.job.student]
+            if error:
+                state.errors.append(f"{p.job.notebook_id}.ipynb: {error}"[:300])
+            state.left -= 1
+            if state.left == 0:
+                record(p.job.student, state)
+
+        def settle() -> None:
+            """Finish every waiting job whose deferred verdicts are known; resubmit one whose owner failed."""
+            for p in list(waiting):
+                missing = [n for n in p.job.defer if p.keys[n] not in self.verdicts]
+                if not missing:
+                    waiting.remove(p)
+                    assert p.result is not None, "a job waits only once its result is in"
+                    nb = nbformat.reads(p.result.notebook, as_version=4)
+                    write_verdicts(nb, assignment, {n: restated(self.verdicts[p.keys[n]], assignment.exercise(n),
+                                                                p.submission) for n in p.job.defer})
+                    (Path(self.graded_dir) / f"{p.job.key}.ipynb").write_text(nbformat.writes(nb))
+                    done(p)
+                elif any(p.keys[n] not in self._owner for n in missing) and not p.resubmitted:
+                    waiting.remove(p)  # the job that was computing it failed: this one computes it itself
+                    p.resubmitted, p.result = True, None
+                    ready.appendleft(p)
+
+        while queue or ready or self.executor.in_flight or waiting:
+            while self.executor.in_flight < self.executor.capacity and (ready or queue):
+                if not ready:
+                    student = queue.popleft()
+                    on_start(student)
+                    with self.course.inside():
+                        jobs = self._prepare(student, definitions)
+                    progress[student] = Progress(len(jobs))
+                    if not jobs:
+                        record(student, progress[student])  # nothing to precompute: nbgrader says why
+                    ready.extend(jobs)
+                    continue
+                p = ready.popleft()
+                self._plan(p)
+                by_job[id(p.job)] = p
+                self.executor.submit(p.job)
+            for job, result, seconds, error in self.executor.wait():
+                p = by_job.pop(id(job))
+                progress[job.student].seconds += seconds
+                owned = [k for k, owner in self._owner.items() if owner is p]
+                for key in owned:
+                    del self._owner[key]
+                if result is None:
+                    done(p, error)
+                else:
+                    for name, verdicts in result.verdicts.items():
+                        self.verdicts[p.keys[name]] = verdicts
+                        self.gradings[p.keys[name]] += 1
+                    p.result = result
+                    waiting.append(p)
+                settle()
+            if not self.executor.in_flight and waiting and not ready and not queue:
+                settle()
+                if not ready:
+                    for p in list(waiting):  # nothing left that could resolve them
+                        waiting.remove(p)
+                        done(p, "its deferred verdicts never arrived")
+
+    def record_config(self):
+        config = self.course.config(confined=self.confined)
+        config.Autograde.autograde_preprocessors = [PutBackPrecomputed] + self.recording
+        config.PutBackPrecomputed.results_dir = self.graded_dir
+        return config
+
+    def close(self) -> None:
+        self.executor.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,161 @@
+"""Where a submission's expensive steps run: in this process, in N local processes, or on a Dask cluster.
+
+Each executor lives as long as the coordinator that holds it (a whole ``vecgrade grade`` run, or one
+assignment in ``vecgrade serve``), so its processes stay warm from one notebook to the next: a grading
+process keeps one ``GradingRun`` per seed (its fork server, the reference's templates, the calibrations),
+and a Dask worker keeps it across tasks. ``submit`` takes one job; ``wait`` returns what has finished.
+A local process that dies breaks the pool: its unfinished jobs run once more in a fresh one. A Dask task
+whose worker dies is rerun elsewhere (Dask's own retry on worker loss, plus one for an error).
+"""
+from __future__ import annotations
+
+import multiprocessing
+import secrets
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Iterator
+
+from graders.pipeline.precomputed import GradingJob, JobResult, execute_and_judge
+
+Outcome = tuple[GradingJob, "JobResult | None", float, str]  # job, its result or None, seconds, error
+
+
+def timed(job: GradingJob) -> tuple[JobResult, float]:
+    start = time.perf_counter()
+    return execute_and_judge(job), time.perf_counter() - start
+
+
+class Serial:
+    """In this process, one job at a time (``vecgrade grade --jobs 1``)."""
+
+    capacity = 1
+
+    def __init__(self):
+        self.done: list[Outcome] = []
+
+    @property
+    def in_flight(self) -> int:
+        return len(self.done)
+
+    def submit(self, job: GradingJob) -> None:
+        try:
+            result, seconds = timed(job)
+            self.done.append((job, result, seconds, ""))
+        except Exception as exc:  # noqa: BLE001 - one bad submission never stops the batch
+            self.done.append((job, None, 0.0, f"{type(exc).__name__}: {exc}"))
+
+    def wait(self) -> list[Outcome]:
+        done, self.done = self.done, []
+        return done
+
+    def close(self) -> None:
+        pass
+
+
+class Pool:
+    """``n`` fresh (spawned) processes, kept for the executor's life."""
+
+    def __init__(self, n: int):
+        self.n, self.capacity = n, 2 * n  # a job waiting beside each running one: no process idles
+        self.pool: ProcessPoolExecutor | None = None
+        self.running: dict[Future, tuple[GradingJob, bool]] = {}  # future -> (job, may it be retried)
+
+    @property
+    def in_flight(self) -> int:
+        return len(self.running)
+
+    def _pool(self) -> ProcessPoolExecutor:
+        if self.pool is None:
+            self.pool = ProcessPoolExecutor(self.n, mp_context=multiprocessing.get_context("spawn"))
+        return self.pool
+
+    def submit(self, job: GradingJob, retry: bool = True) -> None:
+        self.running[self._pool().submit(timed, job)] = (job, retry)
+
+    def wait(self) -> list[Outcome]:
+        if not self.running:
+            return []
+        done, _ = wait(list(self.running), return_when=FIRST_COMPLETED)
+        outcomes, broken = [], []
+        for future in done:
+            job, retry = self.running.pop(future)
+            try:
+                result, seconds = future.result()
+                outcomes.append((job, result, seconds, ""))
+            except BrokenProcessPool as exc:
+                if retry:
+                    broken.append(job)
+                else:
+                    outcomes.append((job, None, 0.0, f"its grading process died ({exc})"))
+            except Exception as exc:  # noqa: BLE001 - one bad submission never stops the batch
+                outcomes.append((job, None, 0.0, f"grading failed: {type(exc).__name__}: {exc}"))
+        if broken:  # the pool is gone with the process: every unfinished job goes to a fresh pool, once
+            unfinished = [(job, retry) for job, retry in self.running.values()]
+            self.running.clear()
+            self.close()
+            for job in broken:
+                self.submit(job, retry=False)
+            for job, retry in unfinished:
+                self.submit(job, retry)
+        return outcomes
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = None
+
+
+class Dask:
+    """One task per notebook on the cluster at ``scheduler``; only a finished task returns a result."""
+
+    def __init__(self, scheduler: str):
+        from distributed import Client  # noqa: PLC0415 - Dask loads only when a cluster is asked for
+        self.client = Client(scheduler, timeout="10s")
+        workers = len(self.client.scheduler_info().get("workers", {})) or 1
+        self.capacity = 2 * workers
+        self.running: dict = {}
+
+    @property
+    def in_flight(self) -> int:
+        return len(self.running)
+
+    def submit(self, job: GradingJob) -> None:
+        key = f"vecgrade-{job.student}-{job.notebook_id}-{secrets.token_hex(4)}"
+        self.running[self.client.submit(timed, job, pure=False, retries=1, key=key)] = job
+
+    def wait(self) -> list[Outcome]:
+        from distributed import wait as dask_wait  # noqa: PLC0415 - see __init__
+        if not self.running:
+            return []
+        done = dask_wait(list(self.running), return_when="FIRST_COMPLETED").done
+        outcomes = []
+        for future in done:
+            job = self.running.pop(future)
+            try:
+                result, seconds = future.result()
+                outcomes.append((job, result, seconds, ""))
+            except Exception as exc:  # noqa: BLE001 - KilledWorker and the like: reported ungraded
+                outcomes.append((job, None, 0.0, f"grading task failed: {type(exc).__name__}: {exc}"))
+        return outcomes
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def executor(jobs: int = 1, scheduler: str | None = None):
+    if scheduler:
+        return Dask(scheduler)
+    return Pool(jobs) if jobs > 1 else Serial()
+
+
+def run_all(runner, jobs: list[GradingJob]) -> Iterator[Outcome]:
+    """Every job through ``runner``, as they finish (for a list known in advance)."""
+    pending = list(jobs)
+    try:
+        while pending or runner.in_flight:
+            while pending and runner.in_flight < runner.capacity:
+                runner.submit(pending.pop(0))
+            yield from runner.wait()
+    finally:
+        runner.close()

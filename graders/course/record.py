@@ -1,0 +1,41 @@
+"""Recording one student's submission through nbgrader's own autograde, and saying why when it could not be."""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class StudentResult:
+    student: str
+    success: bool
+    seconds: float
+    reason: str = ""
+
+
+def reason(result: dict) -> str:
+    """The most specific error line nbgrader logged (its own wrapper exception says nothing)."""
+    lines = f"{result.get('log', '')}\n{result.get('error', '')}".splitlines()
+    errors = [line.strip() for line in lines if re.match(r"\s*[\w.]*(Error|Exception|Missing)\b", line)
+              and "NbGraderException" not in line]
+    return (errors or [line.strip() for line in lines if line.strip()] or ["unknown error"])[-1][:300]
+
+
+def skipped(result: dict) -> str:
+    """nbgrader grades the known notebooks of a submission and only logs the others: that is not a success."""
+    found = re.findall(r"Skipping unknown notebook: (\S.*)", result.get("log", ""))
+    return "; ".join(f"Skipping unknown notebook {Path(f.strip()).name}" for f in found)
+
+
+def autograde(api, assignment: str, student: str) -> StudentResult:
+    """``nbgrader autograde ASSIGNMENT --student STUDENT --force`` through nbgrader's API."""
+    start = time.perf_counter()
+    try:
+        result = api.autograde(assignment, student, force=True, create=True)
+    except Exception as exc:  # noqa: BLE001 - one bad submission never stops the batch
+        result = {"success": False, "error": f"{type(exc).__name__}: {exc}"}
+    ok, unknown = bool(result.get("success")), skipped(result)
+    why = "; ".join(r for r in (unknown, "" if ok else reason(result)) if r)
+    return StudentResult(student, ok and not unknown, time.perf_counter() - start, why)
