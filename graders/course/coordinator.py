@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import secrets
 import tempfile
+import warnings
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Callable
 
 import nbformat
 from nbgrader.preprocessors import SaveAutoGrades
+from sqlalchemy.exc import SAWarning
 
 from graders.checks.identity import program_key
 from graders.checks.static import Submission
@@ -56,6 +58,7 @@ class Progress:
 class ClassGrader:
     def __init__(self, course: Course, assignment: str, *, jobs: int = 1, scheduler: str | None = None,
                  seed: int | None = None, confined: bool = True):
+        warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader 0.9.6's own session bookkeeping
         self.course, self.assignment_name, self.confined = course, assignment, confined
         self.config = course.config(confined=confined)
         pipeline = list(self.config.Autograde.autograde_preprocessors)

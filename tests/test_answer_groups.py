@@ -1,0 +1,67 @@
+"""Issue 17: identical programs get one verdict, graded once per run across the grading processes, and the
+report shows them as answer groups (with near-duplicates: the same program up to renamed local variables)."""
+import nbformat
+import pytest
+
+from graders.course.coordinator import ClassGrader
+from graders.course.groups import answer_groups, groups_html, groups_text
+from graders.model.notebook import answer_id, grade_id_of
+
+from conftest import generated_course
+
+pytestmark = pytest.mark.e2e
+
+REF = "def batch_outer(a):\n    return a[:, :, None] * a[:, None, :]\n"
+RESTYLED = "def batch_outer(a):\n    # each row with itself\n    return a[:, :, None]*a[:, None, :]\n"
+RENAMED = "def batch_outer(x):\n    return x[:, :, None] * x[:, None, :]\n"
+EINSUM = "def batch_outer(a):\n    return torch.einsum('bi,bj->bij', a, a)\n"
+CLASS = {"ann": REF, "ben": RESTYLED, "cat": REF, "dan": RENAMED, "eve": EINSUM, "fox": REF}
+
+
+def _outputs(course, student, grade_id):
+    nb = nbformat.read(course.root / "autograded" / student / "broadcasting" / "broadcasting.ipynb", as_version=4)
+    return [c.outputs for c in nb.cells if grade_id_of(c) == grade_id]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory, broadcasting):
+    course = generated_course(tmp_path_factory.mktemp("groups") / "course", broadcasting)
+    release = course.root / "release" / "broadcasting" / "broadcasting.ipynb"
+    for student, answer in CLASS.items():
+        nb = nbformat.read(release, as_version=4)
+        for cell in nb.cells:
+            if grade_id_of(cell) == answer_id("batch_outer"):
+                cell.source = answer
+        dest = course.root / "submitted" / student / "broadcasting"
+        dest.mkdir(parents=True)
+        nbformat.write(nb, dest / "broadcasting.ipynb")
+    with ClassGrader(course, "broadcasting", jobs=2) as grader:
+        results = grader.grade(list(CLASS))
+        gradings = dict(grader.gradings)
+    return course, results, gradings
+
+
+def test_each_distinct_program_is_graded_once_and_identical_ones_share_every_verdict(graded, broadcasting):
+    course, results, gradings = graded
+    assert all(r.success for r in results), [(r.student, r.reason) for r in results]
+    assert gradings and set(gradings.values()) == {1}, gradings  # across two processes: once per program
+    scores = course.part_scores(broadcasting)
+    same = [scores[s] for s in ("ann", "ben", "cat", "fox")]
+    assert all(s == same[0] for s in same) and same[0]["batch_outer_fast"] == 1.0
+    for part in ("correct", "vectorized", "fast"):
+        shown = [_outputs(course, s, f"batch_outer_{part}") for s in ("ann", "ben", "cat", "fox")]
+        assert all(o == shown[0] for o in shown), part  # the same message, measured figures included
+
+
+def test_the_report_shows_the_groups_largest_first_with_near_duplicates(graded, broadcasting):
+    course, results, _ = graded
+    groups = {g.exercise: g for g in answer_groups(course, broadcasting, [r.student for r in results])}
+    outer = groups["batch_outer"]
+    assert [sorted(g.students) for g in outer.groups] == [["ann", "ben", "cat", "fox"], ["dan"], ["eve"]]
+    near = outer.near_duplicates()
+    assert [sorted(s for g in gs for s in g.students) for gs in near] == [["ann", "ben", "cat", "dan", "fox"]]
+    text = groups_text(list(groups.values()))
+    assert "group 1: 4 student(s), correct pass vectorized pass fast pass: ann, ben, cat, fox" in text
+    assert "near-duplicates" in text and "dan" in text
+    page = groups_html(list(groups.values()))
+    assert "answer-group" in page and "<span" in page  # highlighted code
