@@ -12,6 +12,7 @@ nbgrader's help. ``docs/hooks.py`` puts the result into ``docs/configuration.md`
 from __future__ import annotations
 
 import ast
+import html
 import importlib
 import pkgutil
 import sys
@@ -65,12 +66,17 @@ def config_settings(path: Path = CONFIG) -> dict[tuple[str, str], str]:
     return settings
 
 
-def _cell(text: str) -> str:
+def _one_line(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+def _cell(text: str) -> str:
+    """Prose for a table cell: one line, ``<name>`` shown as written rather than read as HTML."""
+    return html.escape(_one_line(text), quote=False)
+
+
 def _code(text: str) -> str:
-    return f"`{_cell(text)}`" if text else ""
+    return f"`{_one_line(text)}`" if text else ""
 
 
 def _first_line(cls: type) -> str:
@@ -92,7 +98,7 @@ def _help_elsewhere(cls_name: str, trait_name: str) -> str:
 
 
 def class_section(cls: type[Configurable], settings: dict[tuple[str, str], str]) -> str:
-    lines = [f"### `{cls.__name__}`", "", f"`{cls.__module__}.{cls.__name__}`: {_first_line(cls)}", ""]
+    lines = [f"### `{cls.__name__}`", "", f"`{cls.__module__}.{cls.__name__}`: {_cell(_first_line(cls))}", ""]
     traits = own_traits(cls)
     if not traits:
         return "\n".join(lines + ["No settings of its own.", ""])
