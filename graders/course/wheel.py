@@ -1,9 +1,10 @@
 """``vecgrade build --wheel``: the file students install, since ``vecgrade`` is not on PyPI.
 
 The wheel is the kit's own package (``graders``, no definitions, solutions or demo
-answers: tests/test_wheel.py searches it), built by pip exactly as ``pip wheel
---no-deps .`` builds it in the kit's checkout, and written to ``dist/`` of the course
-under the name the notebooks' first cell gives (``graders.student.install.WHEEL``).
+answers: tests/test_wheel.py searches it), built by pip as ``pip wheel --no-deps .``
+builds it in the kit's checkout, from a copy of the files it is made of, and written to
+``dist/`` of the course under the name the notebooks' first cell gives
+(``graders.student.install.WHEEL``).
 """
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from pathlib import Path
 
 from graders import KIT_ROOT
 from graders.student import install
+
+PROJECT_FILES = ("pyproject.toml", "README.md")  # with graders/: all that pyproject.toml builds the wheel from
 
 
 class WheelError(Exception):
@@ -31,13 +34,19 @@ def build_wheel(out_dir: Path, kit_root: Path = KIT_ROOT) -> Path:
     if importlib.util.find_spec("setuptools") is not None:
         command.append("--no-build-isolation")  # the build backend is here already: no download needed
     with tempfile.TemporaryDirectory(prefix="vecgrade-wheel-") as tmp:
-        result = subprocess.run([*command, "--wheel-dir", tmp, str(kit_root)], capture_output=True, text=True)
+        # pip builds in the source tree (build/, *.egg-info): build in a copy of what the wheel is made of,
+        # so two builds at once never share one build/ and the checkout is left as it was
+        tree, wheels = Path(tmp) / "kit", Path(tmp) / "wheels"
+        shutil.copytree(Path(kit_root) / "graders", tree / "graders", ignore=shutil.ignore_patterns("__pycache__"))
+        for name in PROJECT_FILES:
+            shutil.copy(Path(kit_root) / name, tree / name)
+        result = subprocess.run([*command, "--wheel-dir", str(wheels), str(tree)], capture_output=True, text=True)
         if result.returncode != 0:
             last = (result.stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise WheelError(f"pip wheel failed in {kit_root}: {last}")
-        built = Path(tmp) / install.WHEEL
+            raise WheelError(f"pip wheel failed on {kit_root}: {last}")
+        built = wheels / install.WHEEL
         if not built.exists():
-            names = ", ".join(p.name for p in Path(tmp).iterdir()) or "nothing"
+            names = ", ".join(p.name for p in wheels.iterdir()) or "nothing"
             raise WheelError(f"pip wheel wrote {names}, expected {install.WHEEL}")
         out_dir.mkdir(parents=True, exist_ok=True)
         return Path(shutil.copy(built, out_dir / install.WHEEL))
