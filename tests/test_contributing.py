@@ -19,8 +19,11 @@ from pathlib import Path
 import pytest
 
 from graders import KIT_ROOT
-from graders.course.demo import roster_problems
-from graders.model.exercise import load_assignment, load_course
+from graders.course.demo import deserved_marks, roster_problems
+from graders.course.directory import Course
+from graders.course.marks import exercise_marks
+from graders.course.personas import load_roster
+from graders.model.exercise import PARTS, load_assignment, load_course
 
 from conftest import ROOT
 
@@ -75,6 +78,15 @@ def kit_copy(tmp_path: Path) -> Path:
     root = tmp_path / "kit"
     shutil.copytree(ROOT, root, ignore=COPY_IGNORE)
     return root
+
+
+def demo_mismatches(root: Path, assignment_name: str) -> list[tuple[str, str, str]]:
+    """(student, exercise, part) of every mark of the copy's demo course that is not what the student deserves."""
+    assignment = load_assignment(root / "assignments" / f"{assignment_name}.py")
+    scores = Course(root / "demo-course").part_scores(assignment)
+    return [(persona.student, ex.name, part) for persona in load_roster(root, assignment) for ex in assignment.exercises
+            for part, got, deserved in zip(PARTS, exercise_marks(ex, scores.get(persona.student, {})),
+                                           deserved_marks(ex, persona), strict=True) if got != deserved]
 
 
 def test_the_guide_names_only_files_of_the_repository_and_anchors_found_once():
@@ -140,11 +152,18 @@ def test_adding_an_exercise_by_the_guide_alone_builds_validates_and_demos(tmp_pa
             continue
         result = run(root, step)
         ran.append(step)
+        if "vecgrade demo" in step and result.returncode == 1:
+            # "fast" compares timings: on a loaded machine one of the course's other answers can tip over its
+            # bar (docs/security.md, known limits). Only such a flip earns the one rerun; any other miss fails.
+            missed = demo_mismatches(root, "broadcasting")
+            assert missed and all(part == "fast" for _, _, part in missed), (missed, result.stdout[-3000:])
+            result = run(root, step)
         # validate exits 0 only when every check of the exercise came out as it should; pytest only when
         # the -k selection ran and passed
         assert result.returncode == 0, f"{step}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
         if "vecgrade demo" in step:
             assert "every student got the grade they deserve" in result.stdout and "row_norms" in result.stdout
+            assert demo_mismatches(root, "broadcasting") == []
         if "-m pytest" in step:
             assert " passed" in result.stdout, result.stdout[-500:]
     assert any("vecgrade demo" in s for s in ran) and not (ROOT / "demo-course" / "row_norms").exists()
