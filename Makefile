@@ -1,4 +1,5 @@
-# The two commands of the README: `make demo` (the whole workflow on a simulated class) and `make test`.
+# The two commands of the README: `make demo` (the whole workflow on a simulated class) and `make test`;
+# `make docs` builds the documentation site (MkDocs) into site/, warnings as errors.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 export PATH := $(abspath $(VENV))/bin:$(PATH)
@@ -12,7 +13,7 @@ $(VENV)/.installed: pyproject.toml
 # unit tests only: no nbgrader run, no server (the e2e-marked tests start PostgreSQL, Dask and nbgrader)
 UNIT_TESTS ?= tests/test_build.py tests/test_static.py tests/test_compare.py tests/test_wire.py tests/test_grade_units.py
 
-.PHONY: install demo test test-fast postgres chromium validate build
+.PHONY: install demo test test-fast postgres chromium validate build docs
 install: $(VENV)/.installed
 
 # PostgreSQL's binaries for the gradebook tests: installed when root (Debian), else named
@@ -43,3 +44,6 @@ validate: $(VENV)/.installed
 
 build: $(VENV)/.installed
 	$(VENV)/bin/vecgrade build
+
+docs: $(VENV)/.installed
+	$(VENV)/bin/mkdocs build --strict

@@ -85,10 +85,17 @@ def _writable(path: Path) -> Path:
 
 
 @app.command()
-def build(course: Path = COURSE, check: bool = typer.Option(False, help="Only check that source/ is up to date.")):
+def build(course: Path = COURSE, check: bool = typer.Option(False, help="Only check that source/ is up to date."),
+          wheel: bool = typer.Option(False, "--wheel", help="Also write dist/<the wheel students install>.")):
     """Write source/<assignment>/<assignment>.ipynb from assignments/."""
     from graders.course.build import is_stale, notebook_path, write_source
     c = _course(course)
+    if wheel:
+        from graders.course.wheel import WheelError, write_wheel
+        try:
+            console.print(write_wheel(c.root))
+        except WheelError as exc:
+            fail(str(exc))
     stale = []
     for assignment in c.assignments.values():
         path = notebook_path(c.root, assignment)

@@ -6,6 +6,7 @@ failing on a bad answer and passing on a good one.
 """
 import contextlib
 import io
+import re
 import signal
 import time
 
@@ -16,8 +17,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from graders.checks.rules import grows
 from graders.course.build import build_notebook
 from graders.model.notebook import answer_id
-from graders.student import work
-from graders.student.selfcheck import AUTOGRADE_EXAMPLE_SECONDS, Example, check_loops, expect
+from graders.student import selfcheck, work
+from graders.student.selfcheck import AUTOGRADE_EXAMPLE_SECONDS, NOT_TIMED, Example, check_loops, estimate, expect
 
 from conftest import ROOT
 
@@ -77,7 +78,9 @@ def test_a_correct_vectorized_answer_passes_every_grade_cell(broadcasting):
     assert [outcome(results, p) for p in ("correct", "vectorized", "fast")] == [None, None, None]
     printed = results["batch_outer_examples"][1]
     assert "[ok] batch_outer(a)" in printed and "[ok] no Python-level iteration; 4 ATen ops at size 4" in printed
-    assert "[~] estimate: about" in printed and "faster than the loop version at size 8" in printed
+    assert f"[~] fast: {NOT_TIMED} at size 24" in printed and "estimate on this machine at size 8: about" in printed
+    assert "fast: not checked here: the grader times it" in results["batch_outer_fast"][1]
+    assert "pass" not in results["batch_outer_fast"][1]
 
 
 def test_the_stub_fails_correct_and_is_never_called_vectorized(broadcasting):
@@ -197,3 +200,80 @@ def test_under_autograde_an_example_that_never_ends_is_stopped(monkeypatch):
     assert Example("f(x)", {"f": _armed, "x": 1}, torch.tensor(0.0), 0, 0).problem() is not None  # timer armed
     monkeypatch.setenv("NBGRADER_EXECUTION", "validate")
     assert Example("f(x)", {"f": _armed, "x": 1}, torch.tensor(0.0), 0, 0).problem() is None  # none outside it
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+TRIPLE_LOOP = ("def batch_outer(a):\n    B, F = a.shape\n    out = torch.empty(B, F, F, dtype=a.dtype)\n"
+               "    for b in range(B):\n        for i in range(F):\n            for j in range(F):\n"
+               "                out[b, i, j] = a[b, i] * a[b, j]\n    return out\n")
+
+
+def shown(results, grade_id) -> list[str]:
+    """What the cell showed, colours removed, one entry per line."""
+    return ANSI.sub("", results[grade_id][1]).strip().splitlines()
+
+
+def test_a_triple_loop_is_never_told_fast_passes(broadcasting):
+    """The self-check cannot time "fast" as the grader does: it says so, and gives only an estimate."""
+    results = run_cells(broadcasting, {"batch_outer": TRIPLE_LOOP})
+    assert outcome(results, "correct") is None and outcome(results, "vectorized").startswith("NotVectorized")
+    assert outcome(results, "fast") is None
+    (line,) = shown(results, "batch_outer_fast")
+    assert line.startswith(f"fast: {NOT_TIMED} at size 24 and requires 20x") and "estimate on this machine" in line
+    assert "pass" not in line
+
+
+def test_the_estimate_says_when_it_is_far_from_the_bar():
+    assert estimate(1.1, 8, 20).endswith("far below 20x: as it is, it would most likely fail")
+    assert estimate(400.0, 8, 20).endswith("far above 20x")
+    near = estimate(30.0, 8, 20)
+    assert near == "estimate on this machine at size 8: about 30.0x faster than the loop version"
+
+
+def test_a_failing_grade_cell_shows_one_line_and_no_frames_of_the_kit(broadcasting):
+    results = run_cells(broadcasting, {"batch_outer": LOOP})
+    assert shown(results, "batch_outer_vectorized") == [
+        f"NotVectorized: your `batch_outer` cell, line 4: `for` loop; {HINT}"]
+    assert shown(results, "batch_outer_correct") == ["correct: passes the self-check. all 2 visible examples match "
+                                                     "(the grader also checks hidden inputs). The autograder decides "
+                                                     "this part on hidden inputs."]
+    stub = run_cells(broadcasting, {"batch_outer": STUB})
+    assert shown(stub, "batch_outer_correct") == ["Incorrect: batch_outer(a): not implemented yet"]
+    assert "selfcheck.py" not in stub["batch_outer_fast"][1] and "Traceback" not in stub["batch_outer_fast"][1]
+
+
+def test_a_grade_cell_run_before_its_examples_says_what_to_run():
+    with pytest.raises(selfcheck.NotReady) as raised:
+        selfcheck.grade_part("no_such_exercise", "correct")
+    assert ANSI.sub("", "".join(raised.value._render_traceback_())) == (
+        "NotReady: run the examples cell of `no_such_exercise` first: it records the examples this cell checks")
+
+
+def test_an_undefined_answer_and_a_ctrl_c_are_one_line_each(broadcasting):
+    undefined = run_cells(broadcasting, {"batch_outer": "scratch = 1\n"})
+    assert "[ ] batch_outer(a): `batch_outer` is not defined yet: run your answer cell first" in \
+        undefined["batch_outer_examples"][1]
+    interrupted = run_cells(broadcasting, {"batch_outer": "def batch_outer(a):\n    raise KeyboardInterrupt\n"})
+    assert outcome(interrupted, "examples") == "Interrupted: stopped while `batch_outer(a)` was running"
+    assert shown(interrupted, "batch_outer_examples") == ["Interrupted: stopped while `batch_outer(a)` was running"]
+
+
+def test_the_examples_cell_shows_no_internal_arguments_and_the_setup_cell_carries_them(broadcasting):
+    cells = {c.metadata["nbgrader"]["grade_id"]: c for c in build_notebook(broadcasting).cells
+             if c.cell_type == "code"}
+    for ex in broadcasting.exercises:
+        source = cells[f"{ex.name}_examples"].source
+        assert f"examples = examples_of({ex.name!r})\n" in source
+        assert not re.search(r"\b(forbidden|forbidden_ops|speedup|loop_hint|rtol|atol|assignment)=", source), source
+    assert cells["setup"].metadata["jupyter"] == {"source_hidden": True}
+    assert "'forbidden': ('softmax'" in cells["setup"].source
+
+
+def test_a_forbidden_function_registered_by_the_setup_cell_fails_vectorized(broadcasting):
+    """The facts moved from the examples cell to the setup cell still reach the check, both ways."""
+    forbidden = "def softmax_rows(x):\n    return torch.softmax(x, dim=1)\n"
+    allowed = "def softmax_rows(x):\n    e = (x - x.amax(1, keepdim=True)).exp()\n    return e / e.sum(1, keepdim=True)\n"
+    bad = run_cells(broadcasting, {"batch_outer": GOOD, "softmax_rows": forbidden})
+    good = run_cells(broadcasting, {"batch_outer": GOOD, "softmax_rows": allowed})
+    assert "softmax" in (bad["softmax_rows_vectorized"][0] or "") and bad["softmax_rows_correct"][0] is None
+    assert good["softmax_rows_vectorized"][0] is None

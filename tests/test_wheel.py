@@ -1,6 +1,6 @@
-"""What ``pip install vecgrade`` ships: the self-check and nothing a student could copy answers from.
+"""What the course's wheel ships: the self-check and nothing a student could copy answers from.
 
-The wheel is built the way a release would build it (``pip wheel --no-deps``) and every
+The wheel is built as ``vecgrade build --wheel`` builds it (``pip wheel --no-deps``) and every
 file in it is searched, by content, for the course's answers: the reference bodies, the
 exercises' ``def`` lines (demo answers and definitions both have them) and the assignment
 definitions. A file name check alone would miss an answer that moved.
@@ -11,7 +11,9 @@ import zipfile
 
 import pytest
 
+from graders.course.wheel import WheelError, build_wheel
 from graders.model.exercise import load_course
+from graders.student.install import WHEEL
 
 from conftest import ROOT
 
@@ -24,11 +26,9 @@ BLOCK_INSTRUCTOR = ("import sys\n"
 
 @pytest.fixture(scope="module")
 def wheel_files(tmp_path_factory):
-    out = tmp_path_factory.mktemp("wheel")
-    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                             "-q", "-w", str(out), str(ROOT)], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    (wheel,) = out.glob("vecgrade-*.whl")
+    """The files of the wheel ``vecgrade build --wheel`` hands out (pip wheel --no-deps of the checkout)."""
+    wheel = build_wheel(tmp_path_factory.mktemp("wheel"))
+    assert wheel.name == WHEEL
     with zipfile.ZipFile(wheel) as zf:
         return {name: zf.read(name).decode("utf-8", "replace") for name in zf.namelist()}
 
@@ -88,3 +88,15 @@ def test_the_command_with_the_instructor_extra_runs_the_cli():
     result = subprocess.run([sys.executable, "-c", "from graders.student.command import main; main()", "--help"],
                             capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0 and "build" in result.stdout, result.stderr
+
+
+def test_version_works_without_the_instructor_extra():
+    code = BLOCK_INSTRUCTOR + "import sys\nsys.argv[1:] = ['--version']\nfrom graders.student.command import main\nmain()\n"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0 and result.stdout.strip() == f"vecgrade {WHEEL.split('-')[1]}", result
+
+
+def test_a_wheel_cannot_be_built_without_the_kits_checkout(tmp_path):
+    with pytest.raises(WheelError, match="has no pyproject.toml"):
+        build_wheel(tmp_path / "dist", kit_root=tmp_path)
+    assert not (tmp_path / "dist").exists()

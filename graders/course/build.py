@@ -18,16 +18,19 @@ import nbformat
 import torch
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from graders.checks.static import LOOP_HINT
 from graders.model.exercise import PARTS, Assignment, Exercise
 from graders.model.notebook import SETUP_ID, answer_id, examples_id, loop_id
+from graders.student import install
 
-INSTALL = 'pip install vecgrade'
-INSTALL_LINE = f"> To run this notebook on your own machine: `{INSTALL}` (then restart the kernel)."
-SETUP = f"""\
-try:
-    from graders.student.selfcheck import examples_of, grade_part
-except ModuleNotFoundError:
-    raise ModuleNotFoundError("this notebook's self-check needs the student package: {INSTALL}") from None"""
+INSTALL_LINE = f"""\
+> **Before you start.** This notebook needs the course's Python package `vecgrade` (it is not on PyPI).
+> Install it from the wheel your instructor hands out with the assignment, `{install.FROM_WHEEL}`,
+> or from the course's repository, `{install.FROM_REPOSITORY}`. For JupyterLab with nbgrader's
+> **Validate** button, add the `lab` extra afterwards: `{install.LAB}`. Then restart the kernel.
+> If the first code cell runs without an error, it is installed already (as on a course JupyterHub)."""
+SETUP_IMPORT = "from graders.student.selfcheck import examples_of, grade_part, register_exercises"
+SETUP_FAILED = f"this notebook needs the course's package vecgrade: install {install.WHERE}, then restart the kernel"
 INPUTS_SEED = 20240601  # public: the self-check's inputs are not hidden cases
 
 PART_TEXT = {
@@ -48,9 +51,11 @@ def _meta(grade_id: str, *, grade=False, solution=False, locked=False, points=No
     return {"nbgrader": meta}
 
 
-def _code(source: str, cell_id: str, **meta) -> nbformat.NotebookNode:
+def _code(source: str, cell_id: str, hidden: bool = False, **meta) -> nbformat.NotebookNode:
     cell = new_code_cell(source.rstrip() + "\n" if source.strip() else "", metadata=_meta(cell_id, **meta))
     cell["id"] = cell_id.replace("_", "-")
+    if hidden:  # JupyterLab shows the cell collapsed; a click opens it
+        cell.metadata["jupyter"] = {"source_hidden": True}
     return cell
 
 
@@ -77,16 +82,37 @@ def tensor_literal(t: torch.Tensor) -> str:
     return f"torch.tensor({body}, dtype={t.dtype})"
 
 
+def selfcheck_facts(ex: Exercise) -> dict:
+    """What the self-check must know of ``ex`` (all public: the task text states each), defaults left out."""
+    facts: dict = {"speedup": ex.speedup, "bench_size": ex.bench_size,
+                   # the expected values are written rounded (``tensor_literal``): never tighter than that
+                   "rtol": max(ex.rtol, 1e-5), "atol": max(ex.atol, 1e-5)}
+    if ex.loop_hint != LOOP_HINT:
+        facts["loop_hint"] = ex.loop_hint
+    if ex.forbidden:
+        facts["forbidden"] = tuple(ex.forbidden)
+    if ex.forbidden_ops:
+        facts["forbidden_ops"] = tuple(ex.forbidden_ops)
+    return facts
+
+
+def setup_source(assignment: Assignment) -> str:
+    """The setup cell: the preamble and the self-check's import (one line when the package is missing), then
+    every exercise's facts, so that each examples cell needs only the exercise's name."""
+    guarded = "\n".join("    " + line for line in (assignment.preamble + "\n" + SETUP_IMPORT).splitlines())
+    facts = ",\n".join(f"    {ex.name!r}: {selfcheck_facts(ex)!r}" for ex in assignment.exercises)
+    preamble = "" if assignment.preamble == "import torch" else f", preamble={assignment.preamble!r}"
+    return (f"try:\n{guarded}\nexcept ModuleNotFoundError as missing:\n"
+            f"    raise ModuleNotFoundError(f\"{{missing}}; \" + {SETUP_FAILED!r}) from None\n"
+            "# what the self-check needs to know of each exercise (the task texts say it too)\n"
+            f"register_exercises({assignment.name!r}, {{\n{facts},\n}}{preamble})")
+
+
 def _example_cell(ex: Exercise, assignment: Assignment) -> str:
     preamble = assignment.preamble
-    facts = {"assignment": assignment.name, "loop_hint": ex.loop_hint, "forbidden": tuple(ex.forbidden),
-             "forbidden_ops": tuple(ex.forbidden_ops), "speedup": ex.speedup}
-    if preamble != "import torch":
-        facts["preamble"] = preamble
     lines = [f"# Visible examples for `{ex.name}`: run this cell after your answer cell.",
              "# The grader checks many more inputs (hidden), of several sizes and layouts.",
-             f"examples = examples_of({ex.name!r},\n" + ",\n".join(f"    {k}={v!r}" for k, v in facts.items()) + ")"]
-    rtol, atol = max(ex.rtol, 1e-5), max(ex.atol, 1e-5)
+             f"examples = examples_of({ex.name!r})"]
     for example in ex.examples:
         namespace: dict = {}
         exec(preamble, namespace)
@@ -96,8 +122,7 @@ def _example_cell(ex: Exercise, assignment: Assignment) -> str:
         if example.note:
             lines.append(f"# {example.note}")
         lines.append(example.setup)
-        lines.append(f"examples.expect({example.call!r},\n                {tensor_literal(expected)},\n"
-                     f"                rtol={rtol:g}, atol={atol:g})")
+        lines.append(f"examples.expect({example.call!r}, {tensor_literal(expected)})")
     lines.append("examples.report()  # the grader's loop check over all your cells, work at two sizes, "
                  "a speed estimate")
     return "\n".join(lines)
@@ -139,16 +164,24 @@ def _answer_source(ex: Exercise) -> str:
     return f"{ex.signature}\n{indent}### BEGIN SOLUTION\n{body}\n{indent}### END SOLUTION"
 
 
+GRADE_CELL_RUN = {
+    "correct": "# Run it to check this part on the visible examples: an error here means it would fail.",
+    "vectorized": "# Run it to check this part on the visible examples: an error here means it would fail.",
+    "fast": "# Run it for a speed estimate; only the grader's timing decides this part (an error here\n"
+            "# means the answer is not correct yet).",
+}
+
+
 def _grade_source(ex: Exercise, part: str) -> str:
     return (f"# Part \"{part}\" of `{ex.name}`, {ex.points.of(part):g} point(s). The autograder decides it in a\n"
-            "# separate process, on hidden inputs, and ignores what this cell prints. Running it (or Validate)\n"
-            "# runs the self-check for this part on the visible examples: an error here means it would fail.\n"
+            "# separate process, on hidden inputs, and ignores what this cell prints.\n"
+            f"{GRADE_CELL_RUN[part]}\n"
             f"grade_part({ex.name!r}, {part!r})")
 
 
 def build_notebook(assignment: Assignment) -> nbformat.NotebookNode:
     cells = [_markdown(INSTALL_LINE + "\n\n" + assignment.lesson, "lesson"),
-             _code(assignment.preamble + "\n" + SETUP, SETUP_ID, locked=True)]
+             _code(setup_source(assignment), SETUP_ID, hidden=True, locked=True)]
     for number, ex in enumerate(assignment.exercises, 1):
         cells.append(_markdown(_exercise_text(number, ex), f"{ex.name}_task"))
         cells.append(_markdown("The loop version (read-only). Your answer must compute the same thing.",

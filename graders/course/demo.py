@@ -7,6 +7,7 @@ final table checks the gradebook against it.
 from __future__ import annotations
 
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -21,10 +22,15 @@ from graders.course.build import write_source
 from graders.course.directory import Course
 from graders.course.grade import grade_class
 from graders.course.marks import add_marks_row, exercise_marks, marks_table
-from graders.course.personas import Persona, load_roster
-from graders.model.exercise import PARTS, Exercise
+from graders.course.personas import Persona, demo_module, load_roster
+from graders.model.exercise import PARTS, Assignment, Exercise
 
 MARKER = ".vecgrade-demo"
+TABLES = {  # the per-exercise tables of demo/<assignment>.py that CONTRIBUTING.md names, and what an entry holds
+    "WRONG": "a plausible wrong vectorized answer",
+    "ALTERNATIVE": "a correct vectorized answer written differently from the reference",
+    "SLIPS": "(text of the reference, what a student wrote instead)",
+}
 
 
 def make_course(directory: Path, kit_root: Path = KIT_ROOT) -> Course:
@@ -41,6 +47,43 @@ def make_course(directory: Path, kit_root: Path = KIT_ROOT) -> Course:
     shutil.copy(kit_root / "nbgrader_config.py", directory / "nbgrader_config.py")
     (directory / "exchange").mkdir()
     return Course(directory)
+
+
+def roster_problems(kit_root: Path, assignment: Assignment) -> list[str]:
+    """What the demo class of ``assignment`` lacks, one line each, before any work (never a traceback).
+
+    A per-exercise table of ``demo/<assignment>.py`` (a module-level dict keyed by exercise names)
+    missing an exercise is named with what to add; any other failure of a student on an exercise
+    names the student, the exercise and the error."""
+    where = f"demo/{assignment.name}.py"
+    try:
+        module = demo_module(kit_root, assignment.name)
+    except FileNotFoundError as exc:
+        return [str(exc)]
+    except Exception as exc:  # noqa: BLE001 - the instructor's module may fail in any way; say how, in one line
+        return [f"{where} does not import: {type(exc).__name__}: {exc}"]
+    names = [ex.name for ex in assignment.exercises]
+    problems = []
+    for table, value in vars(module).items():
+        if table.isupper() and isinstance(value, dict) and set(value) & set(names):
+            what = TABLES.get(table, "an entry like the others")
+            problems += [f"{where}: {table} has no entry for {name!r}; add one: {what} (CONTRIBUTING.md, step 7)"
+                         for name in names if name not in value]
+    if problems:
+        return problems
+    try:
+        people = module.roster(assignment)
+    except Exception as exc:  # noqa: BLE001 - as above
+        return [f"{where}: roster() failed: {type(exc).__name__}: {exc}"]
+    for persona in people:
+        for ex in assignment.exercises:
+            try:
+                persona.answers(ex)
+                persona.deserves(ex.name)
+            except Exception as exc:  # noqa: BLE001 - as above
+                problems.append(f"{where}: student {persona.student} has nothing for {ex.name!r} "
+                                f"({type(exc).__name__}: {exc}); add it (CONTRIBUTING.md, step 7)")
+    return problems
 
 
 def submit_class(course: Course, assignment_name: str, people: list[Persona] | None = None) -> list[str]:
@@ -87,13 +130,18 @@ def run_demo(directory: Path, assignment_name: str, console: Console) -> int:
     start = time.perf_counter()
     try:
         course = make_course(directory)
-        people = load_roster(KIT_ROOT, course.assignments[assignment_name])
-    except KeyError:
-        console.print(f"[red]no assignment {assignment_name!r}; choose one of: {', '.join(course.assignments)}[/red]")
-        return 2
     except (FileExistsError, FileNotFoundError) as exc:
         console.print(f"[red]{exc}[/red]")
         return 2
+    if assignment_name not in course.assignments:
+        console.print(f"[red]no assignment {assignment_name!r}; choose one of: {', '.join(course.assignments)}[/red]")
+        return 2
+    problems = roster_problems(KIT_ROOT, course.assignments[assignment_name])
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    if problems:
+        return 2
+    people = load_roster(KIT_ROOT, course.assignments[assignment_name])
     console.print(f"[bold]1. course directory[/bold] {course.root}")
     for a in course.assignments.values():
         write_source(course.root, a)

@@ -1,13 +1,16 @@
 """What a student runs in JupyterLab: the grader's checks on the visible examples, with the grader's messages.
 
-The released notebook's examples cell calls ``examples_of`` and ``Examples.expect``
-(printing ``[ok]``/``[x]`` per example) and ``Examples.report`` (static analysis of
-all the code the kernel ran, work counted at two sizes, a speed estimate). Each grade
-cell calls ``grade_part``, which runs the same check for its part and raises with the
-grader's message when the part would fail, so JupyterLab's Validate and
-``nbgrader validate`` fail on a stub or a loop. The autograder ignores what this
-prints or raises: it decides every part in its own process, on hidden inputs.
-Nothing here knows a reference solution or a hidden case.
+The released notebook's setup cell registers what the self-check needs to know about
+each exercise (``register_exercises``: forbidden names, tolerances, the speed bar), so
+the examples cell stays short: ``examples_of(name)``, ``Examples.expect`` (printing
+``[ok]``/``[x]`` per example) and ``Examples.report`` (static analysis of all the code
+the kernel ran, work counted at two sizes, a speed estimate). Each grade cell calls
+``grade_part``, which runs the same check for its part and raises with the grader's
+message, in one line and without the kit's frames, when the part would fail, so
+``nbgrader validate`` (and JupyterLab's Validate, with ``vecgrade[lab]``) fails on a stub
+or a loop. "fast" is never passed here: only the grader's timing decides it. The
+autograder ignores what this prints or raises: it decides every part in its own process,
+on hidden inputs. Nothing here knows a reference solution or a hidden case.
 """
 from __future__ import annotations
 
@@ -28,6 +31,8 @@ from graders.checks.static import LOOP_HINT, Finding, Submission, summarize
 from graders.student import history, work
 
 GATED = "not graded until the answer is correct"
+NOT_TIMED = "not checked here: the grader times it"
+FAR = 6.0  # an estimate this many times off the speed bar is worth a word; nearer, only the grader's timing tells
 # under autograde the grader decides every part elsewhere: an example call that never ends costs the class
 # this long, not the kernel's whole cell timeout
 AUTOGRADE_EXAMPLE_SECONDS = 2.0
@@ -55,16 +60,32 @@ def _bounded(call):
         signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
 
 
-class Incorrect(Exception):
+class SelfCheckError(Exception):
+    """What a self-check cell raises: IPython shows it as one line (``_render_traceback_``), not as a
+    traceback through the kit's frames, so the student reads the one message that matters."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[0;31m{type(self).__name__}\x1b[0m: {self}"]
+
+
+class Incorrect(SelfCheckError):
     """The part "correct" would fail (same name as the grader's error output)."""
 
 
-class NotVectorized(Exception):
+class NotVectorized(SelfCheckError):
     """The part "vectorized" would fail."""
 
 
-class TooSlow(Exception):
-    """The part "fast" would fail."""
+class TooSlow(SelfCheckError):
+    """The part "fast" cannot be had yet: the answer is not correct."""
+
+
+class NotReady(SelfCheckError):
+    """A cell was run before the one it depends on."""
+
+
+class Interrupted(SelfCheckError):
+    """The student stopped the kernel while their function was running."""
 
 
 ERRORS = {"correct": Incorrect, "vectorized": NotVectorized, "fast": TooSlow}
@@ -89,8 +110,12 @@ class Example:
         namespace = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in self.bindings.items()}
         if function:
             namespace[function] = _function(function)
+            if namespace[function] is None:
+                return f"`{function}` is not defined yet: run your answer cell first"
         try:
             out = _bounded(lambda: eval(self.call, namespace))
+        except KeyboardInterrupt:
+            raise Interrupted(f"stopped while `{self.call}` was running") from None
         except _StillRunning:
             return (f"still running after {AUTOGRADE_EXAMPLE_SECONDS:g} s, stopped (under autograde; "
                     "the grade cells say what the grader decided)")
@@ -116,13 +141,17 @@ class Examples:
     forbidden: tuple = ()
     forbidden_ops: tuple = ()
     speedup: float = 10.0
+    bench_size: int | None = None  # the size the grader times "fast" at
+    rtol: float = 1e-5  # the visible examples' tolerances (their expected values are rounded in the notebook)
+    atol: float = 1e-6
     preamble: str = "import torch"
     examples: list[Example] = field(default_factory=list)
     _measured: dict = field(default_factory=dict)  # (what, function) -> result: the report and grade cells share it
 
-    def expect(self, call: str, expected, rtol: float = 1e-5, atol: float = 1e-6) -> None:
+    def expect(self, call: str, expected, rtol: float | None = None, atol: float | None = None) -> None:
         """Record a visible example (``call`` over the caller's current variables) and print whether it matches."""
-        example = Example(call, _bindings(call, sys._getframe(1).f_globals), expected, rtol, atol)
+        example = Example(call, _bindings(call, sys._getframe(1).f_globals), expected,
+                          self.rtol if rtol is None else rtol, self.atol if atol is None else atol)
         self.examples.append(example)
         _print_example(call, example.problem(self.name))
 
@@ -185,59 +214,88 @@ class Examples:
         return self._measured["count", fn]
 
     def fast(self) -> tuple[bool, str]:
-        """Only the grader decides "fast"; here a failing answer is gated and the rest is an estimate."""
+        """Only the grader decides "fast": here it is gated on correct, and otherwise an estimate, never a pass."""
         if not self.correct()[0]:
             return False, GATED
+        where = f" at size {self.bench_size}" if self.bench_size else ""
+        bar = f"{NOT_TIMED}{where} and requires {self.speedup:g}x the loop version's speed"
         inputs = (work.load_inputs(self.assignment) or {}).get(self.name)
         fn, loop = _function(self.name), _function(f"{self.name}_loop")
         if inputs is None or fn is None or loop is None:
-            return True, "speed not estimated (run the loop version's cell; keep the inputs file next to the notebook)"
+            return True, (f"{bar} (no estimate: run the loop version's cell, and keep "
+                          f"{work.inputs_path(self.assignment)} next to the notebook)")
         size, args = inputs["sizes"][-1], inputs["args"][-1]
         if ("speed", fn, loop) not in self._measured:
             try:
                 self._measured["speed", fn, loop] = work.best_time(loop, args) / work.best_time(fn, args)
             except Exception as exc:  # noqa: BLE001 - the student's function may raise anything
                 return False, f"raised {type(exc).__name__}: {exc} on a benchmark input"
-        ratio = self._measured["speed", fn, loop]
-        return True, (f"estimate: about {ratio:.1f}x faster than the loop version at size {size} on this machine; "
-                      f"the grader times a larger input and requires {self.speedup:g}x")
+        return True, f"{bar}; {estimate(self._measured['speed', fn, loop], size, self.speedup)}"
 
     def report(self) -> None:
         """Print the vectorized check and the speed estimate (after the examples' own lines)."""
         if _autograding():
             return
         for part in ("vectorized", "fast"):
-            passed, message = getattr(self, part)()
+            passed, message = _stoppable(getattr(self, part))
             if message == GATED:
                 print(f"[ ] {part}: {message}")
             elif part == "fast":
-                print(f"[~] {message}")
+                print(f"[~] fast: {message}" if passed else f"[x] fast: {message}")
             else:
                 print(f"[ok] {message}" if passed else f"[x] {message}")
 
 
+def estimate(ratio: float, size: int, required: float) -> str:
+    """The speed estimate in words, saying so when it is far from the bar (its size is smaller than the grader's,
+    so only a large gap tells anything)."""
+    text = f"estimate on this machine at size {size}: about {ratio:.1f}x faster than the loop version"
+    if ratio * FAR <= required:
+        return f"{text}, far below {required:g}x: as it is, it would most likely fail"
+    if ratio >= required * FAR:
+        return f"{text}, far above {required:g}x"
+    return text
+
+
+def _stoppable(check):
+    """``check()``, with the student's Ctrl-C (or Validate's timeout) on their own function as one line."""
+    try:
+        return check()
+    except KeyboardInterrupt:
+        raise Interrupted("stopped while your function was running") from None
+
+
 _REGISTRY: dict[str, Examples] = {}
+_FACTS: dict[str, dict] = {}  # exercise -> what the setup cell registered
+
+
+def register_exercises(assignment: str, exercises: dict[str, dict], preamble: str = "import torch") -> None:
+    """What the setup cell calls: each exercise's public facts (forbidden names, tolerances, speed bar)."""
+    for name, facts in exercises.items():
+        _FACTS[name] = {"assignment": assignment, "preamble": preamble, **facts}
 
 
 def examples_of(name: str, **facts) -> Examples:
     """Start (or restart) the visible examples of exercise ``name``; the grade cells check against them."""
-    _REGISTRY[name] = Examples(name, **facts)
+    _REGISTRY[name] = Examples(name, **{**_FACTS.get(name, {}), **facts})
     return _REGISTRY[name]
 
 
 def grade_part(name: str, part: str) -> None:
     """What a grade cell runs: raise with the grader's message when ``part`` of ``name`` would fail."""
-    __tracebackhide__ = True  # IPython shows the student's cell and the message, not the kit's frames
     if _autograding():
         print(f"{part}: decided by the autograder")
         return
     examples = _REGISTRY.get(name)
     if examples is None:
-        raise RuntimeError(f"run the examples cell of `{name}` first")
-    passed, message = getattr(examples, part)()
+        raise NotReady(f"run the examples cell of `{name}` first: it records the examples this cell checks")
+    passed, message = _stoppable(getattr(examples, part))
     if not passed:
         raise ERRORS[part](message)
-    print(f"{part}: passes the self-check. {message}. The autograder decides this part on hidden inputs.")
+    if part == "fast":
+        print(f"fast: {message}.")
+    else:
+        print(f"{part}: passes the self-check. {message}. The autograder decides this part on hidden inputs.")
 
 
 def _autograding() -> bool:
@@ -255,8 +313,8 @@ def _function(name: str):
 
 
 def _print_example(call: str, problem: str | None) -> None:
-    if problem == "not implemented yet":
-        print(f"[ ] {call}: not implemented yet")
+    if problem == "not implemented yet" or (problem or "").endswith("run your answer cell first"):
+        print(f"[ ] {call}: {problem}")
     elif problem and problem.startswith("raised "):
         print(f"[x] {call} {problem}")
     else:

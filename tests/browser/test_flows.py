@@ -98,6 +98,9 @@ def run(page, index: int, timeout: float = 60_000) -> str:
     A key press can be lost while JupyterLab is still settling (focus elsewhere): if the cell is
     neither queued nor run after a few seconds, it is clicked and run again."""
     target = cell(page, index)
+    collapsed = target.locator(".jp-InputPlaceholder")  # the setup cell opens collapsed; a click shows it
+    if collapsed.count():
+        collapsed.first.click()
     before = target.locator(".jp-InputPrompt").inner_text()
     for attempt in range(3):
         accept_dialogs(page)
