@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import secrets
+import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -67,6 +68,9 @@ class Pool:
 
     def _pool(self) -> ProcessPoolExecutor:
         if self.pool is None:
+            main = sys.modules["__main__"]
+            if not hasattr(main, "__spec__"):  # a host that embeds Python (pytest-xdist's execnet) left it out,
+                main.__spec__ = None           # and spawn reads it to find the main module: none to import
             self.pool = ProcessPoolExecutor(self.n, mp_context=multiprocessing.get_context("spawn"))
         return self.pool
 
