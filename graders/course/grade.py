@@ -31,6 +31,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from sqlalchemy.exc import SAWarning
 
+from graders.checks.own_modules import read_modules
 from graders.course.directory import Course
 from graders.pipeline.precomputed import GradingJob, PutBackPrecomputed, definitions_files, execute_and_judge
 
@@ -135,7 +136,7 @@ def _sanitized_jobs(course: Course, config, assignment: str, student: str, steps
         except Exception:  # noqa: BLE001 - left to nbgrader, which says why
             continue
         jobs.append(GradingJob(student, assignment, path.stem, nbformat.writes(nb), definitions, steps,
-                               config, seed, str(folder)))
+                               config, seed, str(folder), modules=read_modules(folder)))
     return jobs
 
 

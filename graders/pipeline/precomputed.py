@@ -28,6 +28,7 @@ from nbgrader.utils import setenv
 from traitlets import Unicode
 from traitlets.config import Config
 
+from graders.checks.own_modules import write_modules
 from graders.checks.submission import GradingRun
 
 
@@ -49,6 +50,7 @@ class GradingJob:
     config: Config = field(default_factory=Config)
     seed: int = 0  # the hidden cases' seed: one per grading run, shared by every job
     path: str | None = None  # the kernel's working folder; a private temporary one if None
+    modules: dict[str, str] = field(default_factory=dict)  # the submission's own modules (helpers.py): name -> source
 
     @property
     def key(self) -> str:
@@ -105,6 +107,8 @@ def execute_and_judge(job: GradingJob) -> str:
     nb = nbformat.reads(job.notebook, as_version=4)
     # what nbgrader's autograde sets around these steps: the notebook's self-checks see they are autograded
     with tempfile.TemporaryDirectory(prefix="vecgrade-job-") as scratch, setenv(NBGRADER_EXECUTION="autograde"):
+        if job.path is None:  # beside the notebook, as submitted: the kernel imports them, the verdicts read them
+            write_modules(scratch, job.modules)
         resources = {"unique_key": job.notebook_id, "metadata": {"path": job.path or scratch},
                      "nbgrader": {"student": job.student, "assignment": job.assignment,
                                   "notebook": job.notebook_id}}

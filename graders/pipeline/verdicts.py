@@ -17,6 +17,7 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Instance, Integer, Unicode
 
+from graders.checks.own_modules import read_modules
 from graders.checks.parts import Timeouts, Verdict
 from graders.checks.submission import GradingRun
 from graders.model.exercise import PARTS, load_assignment_once
@@ -72,11 +73,13 @@ class TrustedVerdicts(NbGraderPreprocessor):
         limits = sandbox.limits(start_timeout=self.load_timeout)
         confined, status = sandbox.status()
         (self.log.info if confined else self.log.warning)("vecgrade: %s", status)
+        # the submission's own modules beside the notebook (helpers.py): the kernel imported them from there
+        modules = read_modules(resources.get("metadata", {}).get("path"))
         try:
             results = self.grading_run().grade(
                 assignment, submission_cells(nb, assignment), limits,
                 Timeouts(call=self.call_timeout, cell=self.cell_timeout), sandbox=sandbox,
-                notebook_timeout=self.notebook_timeout)
+                notebook_timeout=self.notebook_timeout, modules=modules)
         except Exception as exc:  # noqa: BLE001 - fail closed: no verdict, no points
             self.log.exception("vecgrade: could not grade %s", resources["nbgrader"].get("student"))
             results = {ex.name: {p: Verdict(p, False, f"could not grade: {type(exc).__name__}") for p in PARTS}

@@ -28,6 +28,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from typing import Sequence
 
 from graders.sandbox.wire import WireError, decode, encode, recv_frame, send_frame
 
@@ -276,11 +277,14 @@ class Template:
 
 
 class WorkerSession:
-    """One child that has run ``cells``; ``request`` sends an operation and waits for its whole reply."""
+    """One child that has run ``cells``; ``request`` sends an operation and waits for its whole reply.
+    ``modules`` (name, label, source): the student's own modules, loaded first, so the cells import them."""
 
     def __init__(self, cells: list[tuple[str, str]], limits: Limits = Limits(), sandbox=None,
-                 template: Template | None = None, cell_timeout: float = 30.0, server: ForkServer | None = None):
+                 template: Template | None = None, cell_timeout: float = 30.0, server: ForkServer | None = None,
+                 modules: Sequence[tuple[str, str, str]] = ()):
         self.cells = list(cells)
+        self.modules = list(modules)
         self.limits = limits
         self.cell_timeout = cell_timeout
         self.owns_template = template is None
@@ -297,10 +301,11 @@ class WorkerSession:
         """Fork a child and run the cells in it, one by one, each within ``cell_timeout``."""
         self.sock, self.pid = self.template.spawn()
         self.load_errors = []
-        for label, source in self.cells:
+        loads = [("load_module", label, {"name": name, "source": source}) for name, label, source in self.modules]
+        loads += [("load_cell", label, {"source": source}) for label, source in self.cells]
+        for op, label, payload in loads:
             try:
-                reply, _ = self._send("load_cell", self.cell_timeout + 5, label=label, source=source,
-                                      budget=self.cell_timeout)
+                reply, _ = self._send(op, self.cell_timeout + 5, label=label, budget=self.cell_timeout, **payload)
             except WorkerFailure as exc:
                 raise WorkerFailure(f"could not run cell `{label}`: it {exc}") from None
             if "error" in reply:

@@ -17,6 +17,7 @@ Two roles, one module:
 Everything it sends goes through ``graders.sandbox.wire``: plain data only.
 """
 from __future__ import annotations
+import __future__
 
 import linecache
 import mmap
@@ -26,6 +27,7 @@ import socket
 import sys
 import threading
 import time
+import types
 
 from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
 
@@ -70,14 +72,18 @@ def _counter_class():
 
 
 def _discard(*args, **kwargs) -> None:
-    """``print`` in the grading child."""
+    """``print`` and ``display`` in the grading child."""
+
+
+# annotations stay strings: the checker never sees them evaluated, so the child never evaluates them either
+_COMPILE_FLAGS = __future__.annotations.compiler_flag
 
 
 class Worker:
     def __init__(self):
         # what the student prints goes nowhere here (the kernel shows it in feedback): formatting a tensor
         # for a print would only add time and ATen ops to the work being measured
-        self.namespace: dict = {"__name__": "__main__", "print": _discard}
+        self.namespace: dict = {"__name__": "__main__", "print": _discard, "display": _discard}
         self.filenames: set[str] = set()  # the cells' own code: the only lines that count
         self.regions: list = []  # this request's shared argument memory
         self.bench_outs: list = []
@@ -85,19 +91,29 @@ class Worker:
 
     # each handler returns a dict of plain values
     def load_cell(self, label, source, budget):
-        """Run one cell; a cell that runs past ``budget`` seconds is stopped, and loading goes on."""
-        from IPython.core.inputtransformer2 import TransformerManager
+        """Run one cell as given (plain Python: the grader sends exactly the code it checked, at the cell's own
+        line numbers); a cell that runs past ``budget`` seconds is stopped, and loading goes on."""
+        return self._run(label, source, budget, self.namespace)
+
+    def load_module(self, name, label, source, budget):
+        """Run a module of the student's own (``helpers.py`` beside the notebook) into a fresh module registered
+        in ``sys.modules``, before the cells load, so that they import it as the kernel did."""
+        module = types.ModuleType(name)
+        module.__dict__.update(print=_discard, display=_discard)
+        sys.modules[name] = module
+        return self._run(label, source, budget, module.__dict__)
+
+    def _run(self, label, source, budget, namespace):
         filename = f"<{label}>"
         self.filenames.add(filename)
         signal.signal(signal.SIGALRM, _alarm)
         try:
-            source = TransformerManager().transform_cell(source)
             # like IPython: keep the cell's source, so inspect (and TorchScript) can read it
             linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-            code = compile(source, filename, "exec")
+            code = compile(source, filename, "exec", flags=_COMPILE_FLAGS, dont_inherit=True)
             signal.setitimer(signal.ITIMER_REAL, budget)
             try:
-                exec(code, self.namespace)
+                exec(code, namespace)
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         except CellTimeout:
@@ -193,7 +209,7 @@ def serve(sock: socket.socket) -> None:
         try:
             regions = _shared_regions(fds)
             op, payload = decode(data, regions)
-            if op not in ("load_cell", "call", "stage", "bench", "bench_outputs", "count"):
+            if op not in ("load_cell", "load_module", "call", "stage", "bench", "bench_outputs", "count"):
                 raise LookupError(f"unknown request {op!r}")
             reply = {"ok": getattr(worker, op)(**payload)}
             data = encode(reply, regions)
@@ -206,8 +222,6 @@ def serve(sock: socket.socket) -> None:
 def _warm_up() -> None:
     """Pay once, in the template, what every child would pay: lazy imports, dispatch-mode machinery."""
     import torch
-    from IPython.core.inputtransformer2 import TransformerManager
-    TransformerManager().transform_cell("x = 1\n")
     worker = Worker()
     worker.load_cell("warm-up", "import torch\ndef f(a):\n    return (a[:, None] * a[None]).softmax(-1).sum()\n", 30)
     worker.count("f", (torch.randn(4, 3),), {}, 10_000)
