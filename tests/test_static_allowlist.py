@@ -197,6 +197,15 @@ ATTACKS = {
     "math.prod over a tensor": ("def f(a):\n    return math.prod(a)\n", "`math.prod` over an iterable", ITERATION),
     "math.fsum over a tensor": ("def f(a):\n    return math.fsum(a)\n", "`math.fsum` over an iterable", ITERATION),
     "torch.onnx": ("def f(a):\n    return (torch,)[0].onnx\n", "`.onnx`", OUTSIDE),
+    # an origin hidden in a container or a parameter: the name still tells
+    "torch.load from a container": ("def f(a):\n    return (torch,)[0].load('x')\n", "`.load`", OUTSIDE),
+    "torch.cond through a default": ("def f(a, t=torch):\n    return t.cond(a.sum() > 0, abs, abs, (a,))\n",
+                                     "`.cond`", OUTSIDE),
+    "get_type_hints from a container": ("def f(a):\n    return [typing][0].get_type_hints(f)\n",
+                                        "`.get_type_hints`", OUTSIDE),
+    "store through a container alias": ("t = (torch,)[0]\nt.stack = len\n", "assignment to `t.stack`", OUTSIDE),
+    "store through a parameter": ("def f(a, m=F):\n    m.relu = abs\n    return a\n", "assignment to `m.relu`",
+                                  OUTSIDE),
     # a module of the student's own
     "own module": ("import helpers\ndef f(a):\n    return helpers.outer(a)\n", "import of your own module `helpers`",
                    FORM),
@@ -247,6 +256,10 @@ HONEST = {
     "isinstance of library classes": "def f(a):\n    assert isinstance(a, torch.Tensor) and a.dtype in (torch.float32,)\n"
                                      "    return a\n",
     "print options": "torch.set_printoptions(precision=3)\n",
+    "attributes of own objects named like the library's": (
+        "class Stats:\n    def __init__(self, x):\n        self.mean = x.mean(0)\n        self.size = 3\n"
+        "    def load(self):\n        return self.mean\ns = Stats(torch.ones(2))\ns.std = 1.0\nStats.sum = 2\n"
+        "def f(a, box):\n    a.note = 'mine'\n    return a + box.load()\n"),
     "a method named apply": "class Rule:\n    def apply(self, x):\n        return x * 2\ndef f(a):\n"
                             "    return Rule().apply(a)\n",
 }

@@ -13,11 +13,12 @@ callable that takes a function and is in none of these tables, so a new one in a
 from __future__ import annotations
 
 import functools
+import importlib
 import re
 import types
 
 from graders.checks.finding import ITERATION, OUTSIDE
-from graders.checks.library import UNKNOWN, library_object
+from graders.checks.library import ALLOWED_MODULES, UNKNOWN, library_object
 
 STRINGS = "it evaluates strings as code, which the checker cannot read"
 FILES = "it reads or writes files or pickles, which runs code outside the checked subset"
@@ -149,6 +150,39 @@ def classify(qual: str, obj) -> tuple[str, str] | None:
             and not issubclass(obj, (torch.nn.Module, BaseException)):
         return OUTSIDE, JIT
     return None
+
+
+def _public_names():
+    """(module, name, object) of every public attribute of the allowed modules."""
+    for module in sorted(ALLOWED_MODULES - {"__future__"}):
+        m = importlib.import_module(module)
+        for name in dir(m):
+            if not name.startswith("_"):
+                yield module, name, getattr(m, name, None)
+
+
+@functools.lru_cache(maxsize=1)
+def outside_names() -> dict[str, tuple[str, str]]:
+    """Names under which an allowed module exposes something this table puts outside the subset (``load``,
+    ``cond``, ``ScriptModule``, ``set_flush_denormal`` ...), with their (kind, why): read on an object whose
+    origin the checker cannot follow (``(torch,)[0].load``, a parameter whose default is ``torch``), they are
+    findings too, so a container or a parameter cannot hide them. Tensor and nn.Module attributes are not."""
+    import torch  # noqa: PLC0415  (lazy: only when checking)
+    found: dict[str, tuple[str, str]] = {}
+    for module, name, obj in _public_names():
+        rule = classify(f"{module}.{name}", obj) if obj is not None else None
+        if rule:
+            found.setdefault(name, rule)
+    return {n: r for n, r in found.items() if n not in set(dir(torch.Tensor)) | set(dir(torch.nn.Module))}
+
+
+@functools.lru_cache(maxsize=1)
+def library_names() -> frozenset[str]:
+    """Every public name of the allowed modules, of Tensor and of nn.Module: what an assignment to an attribute of
+    an object of unknown origin (``m.relu = f`` with ``m`` a parameter) would replace in the library."""
+    import torch  # noqa: PLC0415  (lazy: only when checking)
+    names = {name for _, name, _ in _public_names()}
+    return frozenset(names | {n for n in dir(torch.Tensor) + dir(torch.nn.Module) if not n.startswith("_")})
 
 
 def is_tensor_class(obj) -> bool:

@@ -245,6 +245,8 @@ class _Checker:
         elif base is None and attr in foreign_module_names():
             self.add(node, f"`.{attr}`", f"it reaches a module outside the subset; {_OUTSIDE}", OUTSIDE)
         rule = boundary.attribute_rule(attr)
+        if not rule and base is None and not is_self and attr not in self.own_methods:
+            rule = boundary.outside_names().get(attr)  # `(torch,)[0].load`: the origin is hidden, the name is not
         if rule:
             self.add(node, f"`.{attr}`", rule[1], rule[0])
         elif attr in boundary.ITERATING_ATTRIBUTES and attr not in self.own_methods:
@@ -268,9 +270,29 @@ class _Checker:
         what = f"{'deletion of' if isinstance(node.ctx, ast.Del) else 'assignment to'} `{_dotted(node)}`"
         if self.qual(node.value) is not None:
             self.add(node, what, "it changes the library itself, which the grader's own machinery runs on", OUTSIDE)
-        elif not isinstance(root, ast.Name):
+        elif not isinstance(root, ast.Name) or node.attr in boundary.library_names() and not self.own_object(root):
             self.add(node, what, "the checker cannot tell that the object is yours; it may be the library's own",
                      OUTSIDE)
+
+    def own_object(self, name: ast.Name) -> bool:
+        """``name`` is certainly the student's own object: ``self``/``cls`` of a method, one of the student's
+        classes, or an instance made by calling one (``cfg = Config()``)."""
+        definers = self.definers(name)
+        return bool(definers) and all(self._own_definer(d) for d in definers)
+
+    def _own_definer(self, definer: ast.AST) -> bool:
+        if isinstance(definer, ast.ClassDef):
+            return True
+        if isinstance(definer, ast.Call) and isinstance(definer.func, ast.Name):
+            callee = self.definers(definer.func)
+            return bool(callee) and all(isinstance(c, ast.ClassDef) for c in callee)
+        if isinstance(definer, ast.arg):  # the first parameter of a def in a class body
+            arguments = self.parent.get(id(definer))
+            fn = self.parent.get(id(arguments)) if arguments is not None else None
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and isinstance(arguments, ast.arguments):
+                first = (arguments.posonlyargs + arguments.args)[:1]
+                return first == [definer] and isinstance(self.parent.get(id(fn)), ast.ClassDef)
+        return False
 
     def imports(self, node: ast.Import | ast.ImportFrom) -> None:
         if isinstance(node, ast.ImportFrom):
