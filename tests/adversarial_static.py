@@ -4,7 +4,7 @@ Each entry is a `Case` of tests/adversarial.py (an answer for `batch_outer`, the
 or tampering); tests/test_adversarial.py grades every case through nbgrader."""
 from __future__ import annotations
 
-from adversarial import CORRECT_ONLY, DONE, ELEMENT, LOOPED_BUT_FAST, Case
+from adversarial import CORRECT_ONLY, DONE, ELEMENT, FULL, LOOP, LOOPED_BUT_FAST, NOTHING, REF, Case
 
 CASES: list = []
 
@@ -86,3 +86,43 @@ CASES += [
          "fill(el, (lo + hi) // 2, hi)))), 0\ndef batch_outer(a):\n" + ELEMENT + f"    fill(element, START, {_N})\n"
          + DONE, CORRECT_ONLY),
 ]
+
+# -- issue 18 A (helper A): the child runs exactly the checked code; F: honest habits keep their marks ---------
+_SWAP = "K = 1; exec('def batch_outer(a):\\n    return a[:, :, None] * a[:, None, :]')\n"
+_ZEROS_K = "def batch_outer(a):\n    return torch.zeros(a.shape[0], a.shape[1], a.shape[1], dtype=a.dtype) * K\n"
+_FILL = ("fill = lambda a, lo, hi: a[lo:hi, :, None] * a[lo:hi, None, :] if hi - lo <= 1 else "
+         "torch.cat([fill(a, lo, (lo + hi) // 2), fill(a, (lo + hi) // 2, hi)])\n")
+_CALLS_FILL = ("def batch_outer(a):\n    return fill(a, 0, a.shape[0]) if a.shape[0] else "
+               "a[:, :, None] * a[:, None, :]\n")
+_SHIFTED = "def batch_outer(a):\n    return a[:, :, None] * (a[:, None, :] + SETTINGS['shift'])\n"
+_OWN_DISPLAY = LOOP.replace("def batch_outer(a):", "def display(a):") + "def batch_outer(a):\n    return display(a)\n"
+F_CASES = [
+    Case("semicolon_exec_swap", "a wrong answer whose reached line also execs a right one after `;`",
+         _ZEROS_K + _SWAP, NOTHING),
+    Case("semicolon_scratch", "an unused numpy import and a print share the answer's import line", REF, FULL,
+         extra=["import torch; import numpy as np; print(np.zeros(2))\n"]),
+    Case("string_annotations", "string annotations that would exit the process if evaluated",
+         "def batch_outer(a: \"__import__('os')._exit(3)\") -> \"__import__('os')._exit(4)\":\n"
+         "    return a[:, :, None] * a[:, None, :]\n", FULL),
+    Case("exec_in_an_annotation", "an annotation that execs a loop into the answer at definition time",
+         "def batch_outer(a: exec('import builtins') or torch.Tensor):\n    return a[:, :, None] * a[:, None, :]\n",
+         CORRECT_ONLY),
+    # F1: display
+    Case("display_in_the_answer", "display() and print() inside the answer", "def batch_outer(a):\n"
+         "    out = a[:, :, None] * a[:, None, :]\n    display(out.shape)\n    print(out.dtype)\n    return out\n",
+         FULL),
+    Case("own_display_loop", "a `display` of its own that loops over the elements", _OWN_DISPLAY, CORRECT_ONLY),
+    # F3, F4: reads are reads; changes through aliases are changes
+    Case("reads_a_constant_in_scratch", "a scratch loop only reads the answer's table through methods",
+         _SHIFTED, FULL, extra=["SETTINGS = {'shift': 0}\n",
+                                "for k in SETTINGS.keys():\n    print(k, SETTINGS.get(k), len(SETTINGS))\n"]),
+    Case("alias_change", "the answer's setting changed through an alias (`s = SETTINGS; s['shift'] = 0`)",
+         _SHIFTED, FULL, extra=["SETTINGS = {'shift': 1}\n", "s = SETTINGS\ns['shift'] = 0\n"]),
+    Case("alias_change_in_a_loop", "the answer's setting changed through an alias, in a module-level loop",
+         _SHIFTED, LOOPED_BUT_FAST, extra=["SETTINGS = {'shift': 1}\n",
+                                           "s = SETTINGS\nfor k in range(2):\n    s['shift'] = 0\n"]),
+    # F5: recursion through a module-level lambda, graded with the whole notebook
+    Case("module_lambda_recursion", "divide and conquer through a module-level lambda", _FILL + _CALLS_FILL,
+         CORRECT_ONLY),
+]
+CASES += F_CASES
