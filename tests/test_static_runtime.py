@@ -186,3 +186,44 @@ def test_the_whole_notebook_and_one_exercise_get_the_same_verdict(broadcasting, 
         assert "recursion in `fill`" in verdicts["vectorized"].message, verdicts["vectorized"].message
     assert whole["batch_outer"]["vectorized"].message == alone["vectorized"].message
     assert all(whole[ex.name]["correct"].passed for ex in broadcasting.exercises[1:])
+
+
+# -- F2 end to end: the module reaches the kernel and the grader whichever way a class is graded ------------
+def _submit(course, student, answer, helpers):
+    release = nbformat.read(course.root / "release" / "broadcasting" / "broadcasting.ipynb", as_version=4)
+    for cell in release.cells:
+        if grade_id_of(cell) == "batch_outer_answer":
+            cell.source = answer
+    folder = course.root / "submitted" / student / "broadcasting"
+    folder.mkdir(parents=True)
+    nbformat.write(release, folder / "broadcasting.ipynb")
+    (folder / "helpers.py").write_text(helpers)
+
+
+def _batch_outer_marks(course, assignment, student):
+    scores = course.part_scores(assignment)[student]
+    return tuple(scores[f"batch_outer_{p}"] for p in PARTS)
+
+
+@pytest.mark.e2e
+def test_a_module_of_ones_own_is_graded_alike_on_every_route(broadcasting, tmp_path, monkeypatch):
+    from graders.course import grade as grade_module
+    from graders.course.grade import _autograde, grade_class
+
+    from conftest import generated_course
+    course = generated_course(tmp_path / "course", broadcasting)
+    looping = "import torch\n" + LOOP.replace("def batch_outer(a):", "def outer(a):")
+    _submit(course, "helen", USES_HELPERS, HELPERS)
+    _submit(course, "hugo", USES_HELPERS, looping)
+    deserved = {"helen": (2.0, 0.0, 1.0), "hugo": (2.0, 0.0, 0.0)}
+    # vecgrade grade: the kernel and the verdicts in the submission's folder
+    assert all(r.success for r in grade_class(course, "broadcasting", ["helen", "hugo"]))
+    assert {s: _batch_outer_marks(course, broadcasting, s) for s in deserved} == deserved
+    # a Dask worker: no folder, the job carries the modules (the cluster stood in for by this process)
+    monkeypatch.setattr(grade_module, "_run_dask", lambda jobs, scheduler: grade_module._run_here(jobs))
+    assert all(r.success for r in grade_class(course, "broadcasting", ["helen", "hugo"], scheduler="here"))
+    assert {s: _batch_outer_marks(course, broadcasting, s) for s in deserved} == deserved
+    # plain `nbgrader autograde`: the notebook's autograded copy, helpers.py beside it
+    with course.api() as api:
+        assert _autograde(api, "broadcasting", "helen").success
+    assert _batch_outer_marks(course, broadcasting, "helen") == deserved["helen"]
