@@ -20,7 +20,6 @@ from typing import Sequence
 
 ITERATION, FORBIDDEN, DEFINITION, FORM, OUTSIDE = "iteration", "forbidden", "definition", "form", "outside"
 KINDS = (ITERATION, FORBIDDEN, DEFINITION, FORM, OUTSIDE)
-UNTRUSTED_TIMING = "your code ran outside the checked subset, so its timing cannot be trusted"
 
 
 @dataclass(frozen=True)
@@ -46,13 +45,6 @@ def summarize(findings: Sequence[Finding], limit: int = 3) -> str:
         parts.append(f"{cell}, {where}: {what}; {why}")
     more = len(parts) - limit
     return "; ".join(parts[:limit]) + (f" (and {more} more)" if more > 0 else "")
-
-
-def untrusted_timing(findings: Sequence[Finding]) -> str:
-    """The "fast" message for a program with outside-subset findings: where the first one is, and why it counts."""
-    f = findings[0]
-    more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
-    return f"{f.cell}, line {f.line}: {f.what}{more}; {UNTRUSTED_TIMING}"
 
 
 def sorted_unique(findings: list[Finding]) -> list[Finding]:
