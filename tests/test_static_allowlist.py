@@ -122,6 +122,8 @@ ATTACKS = {
     "Tensor.type with a string": ("def f(a):\n    return a.type('os.path')\n", "`.type(...)` with a name", OUTSIDE),
     "format reads attributes": ("def f(a):\n    return '{0.__class__.__init__}'.format(a)\n",
                                 "a format string that reads attributes", OUTSIDE),
+    "str.format with the template first": ("def f(a):\n    return str.format('{0.__class__}', a)\n",
+                                           "a format string that reads attributes", OUTSIDE),
     "format of a built string": ("def f(a):\n    return ('{0.' + '__class__}').format(a)\n",
                                  "on a string built at run time", OUTSIDE),
     # hooks and callbacks
@@ -244,7 +246,8 @@ HONEST = {
     "dtype conversions": "def f(a):\n    return a.type(torch.float64) + a.type(a.dtype) + a.to(torch.float64) + a.type()\n",
     "math over shapes": "def f(a):\n    return a.reshape(math.prod(a.shape)) * math.prod(a.shape[1:]) + math.sqrt(2)\n",
     "format strings": "def f(a):\n    msg = '{} rows, {:.2f} mean'.format(a.shape[0], 1.0)\n"
-                      "    return a if msg else a\n",
+                      "    row = ('{:.3f} ' * a.shape[1]).format(*a.shape) + str.format('{}', 1)\n"
+                      "    return a if msg and row else a\n",
     "store on own objects": "class Cfg:\n    pass\ncfg = Cfg()\ncfg.shift = 1.0\nCfg.default = 2\n"
                             "def f(a):\n    a.note = 'tensors take attributes'\n    return a + cfg.shift\n",
     "library classes": "def f(a):\n    eps = torch.finfo(a.dtype).eps\n    n = torch.Size([2, 3]).numel()\n"

@@ -66,13 +66,32 @@ class CallRules:
         return isinstance(obj, torch.dtype) or type(obj).__name__ == "tensortype"
 
     def _format(self, node: ast.Call, f: ast.Attribute) -> None:
-        """``'{0.__class__}'.format(x)`` reads attributes that a string names: a string run as code."""
+        """``'{0.__class__}'.format(x)`` reads attributes that a string names: a string run as code. A template
+        that is a literal (or a literal repeated, ``'{} ' * n``) is read here; one built at run time is outside,
+        except a plain name or attribute (a template passed in is not followed: it can read, never call)."""
         template = f.value
-        if isinstance(template, ast.Constant) and isinstance(template.value, str):
-            if any(field and any(c in field for c in ".[") for field in _format_fields(template.value)):
-                self.checker.add(node, "a format string that reads attributes or items", boundary.STRINGS, OUTSIDE)
-        elif not isinstance(template, (ast.Name, ast.Attribute)):  # a template built at run time
-            self.checker.add(node, f"`.{f.attr}` on a string built at run time", boundary.STRINGS, OUTSIDE)
+        if self.checker.qual(template) == "builtins.str":  # str.format(template, ...)
+            if not node.args:
+                return
+            template = node.args[0]
+        literals = _literals(template)
+        if literals is None:
+            if not isinstance(template, (ast.Name, ast.Attribute)):
+                self.checker.add(node, f"`.{f.attr}` on a string built at run time", boundary.STRINGS, OUTSIDE)
+        elif any(field and any(c in field for c in ".[") for text in literals for field in _format_fields(text)):
+            self.checker.add(node, "a format string that reads attributes or items", boundary.STRINGS, OUTSIDE)
+
+
+def _literals(node: ast.AST) -> list[str] | None:
+    """The string literals a template is made of, when it is a literal or a literal repeated; else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        for side in (node.left, node.right):
+            found = _literals(side)
+            if found is not None:
+                return found
+    return None
 
 
 def _format_fields(template: str) -> list[str]:
