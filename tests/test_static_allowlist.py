@@ -178,6 +178,7 @@ ATTACKS = {
     "storage from_file": ("def f(a):\n    return a.untyped_storage().from_file('x')\n", "`.from_file`", OUTSIDE),
     "share_memory_": ("def f(a):\n    return a.share_memory_()\n", "`.share_memory_`", OUTSIDE),
     "file reader": ("r = torch.PyTorchFileReader\n", "`torch.PyTorchFileReader`", OUTSIDE),
+    "site's license printer": ("def f(a):\n    license()\n    return a\n", "`license`", OUTSIDE),
     # global settings
     "set_flush_denormal": ("torch.set_flush_denormal(True)\n", "`torch.set_flush_denormal`", OUTSIDE),
     "set_float32_matmul_precision": ("torch.set_float32_matmul_precision('medium')\n",

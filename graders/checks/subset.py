@@ -56,7 +56,7 @@ TORCH_REACH = {
 REFLECTION = {
     "exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr", "hasattr", "globals", "locals",
     "vars", "open", "breakpoint", "input", "exit", "quit", "memoryview", "help", "dir", "get_ipython",
-    "__build_class__",
+    "__build_class__", "license", "credits", "copyright",  # the last three read files (site's printers)
 }
 DUNDER_OK = {"__init__", "__call__", "__name__"}
 ITERATING = {
