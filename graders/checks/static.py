@@ -9,9 +9,10 @@ reflection, threads, strings run as code). A finding outside the subset also cos
 (``outside_findings``). A function that is not a plain top-level ``def`` fails closed, with a finding
 that says what to write.
 
-The submission's own modules (``helpers.py`` beside the notebook, given as ``modules``) run in the
-grader's process as they run in the kernel, so "correct" and "fast" are judged on the code the kernel
-runs; importing one costs "vectorized", and its own code is checked with the same rules as a cell.
+The submission's own modules (``helpers.py`` beside the notebook, given as ``modules``) are loaded in the
+grading child before the cells (``modules_for``), as the kernel imported them, so "correct" and "fast" are
+judged on the code the kernel ran; importing one costs "vectorized", and a module's code (all of it: an
+import runs it whole) is checked with the same rules as a cell, in its own namespace.
 
 Every finding carries the cell (or module file), the line within it and a reason a student can act on.
 """
