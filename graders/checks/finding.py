@@ -1,8 +1,25 @@
-"""One static finding: where (the student's cell and line) and why, in words a student can act on."""
+"""One static finding: where (the student's cell and line), why, in words a student can act on, and its kind.
+
+The kind says what the finding costs (graders.checks.parts):
+
+- ``iteration``: Python-level iteration (loops, comprehensions, recursion, iterating builtins and library calls
+  that call Python code once per element): "vectorized";
+- ``forbidden``: one of the exercise's forbidden functions: "vectorized";
+- ``definition``: the function cannot be judged as written (a syntax error in a cell it needs, a function
+  that is not a plain ``def``): "vectorized";
+- ``form``: code written in a way the checker does not grade as vectorized (state kept across calls, a
+  module of the student's own): "vectorized";
+- ``outside``: code outside the checked subset (reflection, ``exec``/``eval``, dunders, foreign modules,
+  string evaluation, hooks, Tensor subclasses, files): "vectorized" and "fast", since the process that ran
+  unchecked code cannot be trusted for its timing.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Sequence
+
+ITERATION, FORBIDDEN, DEFINITION, FORM, OUTSIDE = "iteration", "forbidden", "definition", "form", "outside"
+KINDS = (ITERATION, FORBIDDEN, DEFINITION, FORM, OUTSIDE)
 
 
 @dataclass(frozen=True)
@@ -11,6 +28,10 @@ class Finding:
     line: int
     what: str
     why: str
+    kind: str
+
+    def __post_init__(self) -> None:
+        assert self.kind in KINDS, f"unknown finding kind {self.kind!r}"
 
 
 def summarize(findings: Sequence[Finding], limit: int = 3) -> str:

@@ -3,7 +3,8 @@
 The key is what grading depends on and nothing else: the statements
 ``Submission.program_for`` chooses, normalized by ``ast.unparse`` (so
 comments, blank lines and formatting don't count) with docstrings dropped,
-the labels of the cells they come from, and a salt naming the grading run's
+the labels of the cells they come from, the source of each of the
+submission's own modules it imports (whole, as it is checked), and a salt naming the grading run's
 conditions (seed, definitions, timeouts). Names and constants count: `a * 2`
 and `a * 3` are different programs. ``near_key`` also renames the local
 variables and parameters of every function in order of appearance, for
@@ -62,8 +63,9 @@ def program_text(submission: Submission, name: str, rename_locals: bool = False)
         if rename_locals:
             node = _RenameLocals().visit(node)
         parts.append(f"# {label}\n{ast.unparse(node)}")
+    modules = [f"# module {label}\n{source}" for _, label, source in submission.modules_for(name)]  # checked whole
     problems = sorted({f"{f.what}: {f.why}" for f in submission.problems_for(name)})
-    return "\n".join(parts + [f"# problem: {p}" for p in problems])
+    return "\n".join(parts + modules + [f"# problem: {p}" for p in problems])
 
 
 def _digest(*parts) -> str:

@@ -65,4 +65,10 @@ class ExerciseChecks:
         return vectorized(self)
 
     def fast(self) -> Verdict:
+        # a process that ran code outside the checked subset cannot be trusted for its timing
+        outside = self.submission.outside_findings(self.ex.name)
+        if outside:
+            f, more = outside[0], f" (and {len(outside) - 1} more)" if len(outside) > 1 else ""
+            return Verdict("fast", False, f"{f.cell}, line {f.line}: {f.what}{more}; your code ran outside the "
+                           "checked subset, so its timing cannot be trusted", {"findings": len(outside)})
         return fast(self)

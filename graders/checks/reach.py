@@ -1,12 +1,16 @@
 """The program slice: the notebook's statements that one exercise's function reaches, and nothing else.
 
 An exercise is judged, and run, on the code its function can reach: the module-level imports, defs,
-classes and assignments it uses, transitively, plus the module-level statements that mutate one of
-them. Scratch cells, magics, shell commands, prints, plots and other exercises' cells (even broken
-ones) are left out, so they cost this exercise nothing and cannot touch the process that measures it.
+classes and assignments it uses, transitively, plus the module-level statements that change one of
+them in place (graders.checks.mutation). Scratch cells, magics, shell commands, prints, plots and other
+exercises' cells (even broken ones) are left out, so they cost this exercise nothing and cannot touch
+the process that measures it.
 
 Cells are parsed one by one. IPython lines (``%timeit``, ``!pip``, ``x = %time ...``, ``obj?``) are
-replaced by ``pass`` at the same indentation, so every statement keeps its original line number.
+replaced by ``pass`` at the same indentation, so every statement keeps its original line number. The
+slice is rendered from each chosen statement's own source, never from whole lines: a second statement on
+the same line (``X = 1; <anything>``) is not part of it, and the rendered text is parsed again and
+compared with the chosen statements, so the process runs exactly the code the checker checked.
 """
 from __future__ import annotations
 
@@ -15,7 +19,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from graders.checks.finding import Finding
+from graders.checks.finding import DEFINITION, Finding
+from graders.checks.mutation import Sharing, aliases_of, changing_functions, class_methods, constants, mutated_roots
 from graders.checks.scopes import Resolver, Scope, bind_block
 
 # cell magics whose body is not Python: the whole cell is left out
@@ -25,7 +30,7 @@ _IPYTHON_LINE = re.compile(r"^(\s*)(?:[%!]|[\w.,\s\[\]()*]+=\s*[%!])|^(\s*)[\w.]
 _TEXT_BINDING = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)|^(\w+)\s*(?::[^=\n]*)?=(?!=)", re.M)
 
 
-@dataclass
+@dataclass(eq=False)
 class Cell:
     label: str
     lines: list[str]               # the source as parsed, IPython lines replaced by `pass`
@@ -36,14 +41,16 @@ class Cell:
 
 @dataclass(eq=False)
 class Statement:
-    """One module-level statement, with the names it binds and reads."""
+    """One module-level statement, with the names it binds, reads and changes in place."""
     cell: Cell
     node: ast.stmt
     index: int
-    binds: set[str]
-    reads_now: set[str]      # read when the cell runs (module-level code, decorators, defaults, class bodies)
-    reads_later: set[str]    # read when a function it defines is called
+    binds: frozenset[str]
+    reads_now: frozenset[str]      # read when the cell runs (module-level code, decorators, defaults, class bodies)
+    reads_later: frozenset[str]    # read when a function it defines is called
     imports_only: bool
+    mutates: frozenset[str] = frozenset()          # names it changes without rebinding them (graders.checks.mutation)
+    aliases: tuple[tuple[str, frozenset[str]], ...] = ()  # (alias, names it may share its value with)
 
     @property
     def first_line(self) -> int:
@@ -57,10 +64,12 @@ class Statement:
         return end
 
 
-def parse_cell(label: str, source: str) -> Cell:
+def parse_cell(label: str, source: str, python_only: bool = False) -> Cell:
+    """A notebook cell, IPython lines neutralized (``python_only``: a ``.py`` module, where they are syntax
+    errors, as when it is imported)."""
     lines = source.split("\n")
     first = lines[0].strip() if lines else ""
-    if first.startswith("%%"):
+    if first.startswith("%%") and not python_only:
         magic = first[2:].split()[0] if first[2:].split() else ""
         if magic in FOREIGN_CELL_MAGICS:
             return Cell(label, [], ast.Module(body=[], type_ignores=[]))
@@ -69,11 +78,11 @@ def parse_cell(label: str, source: str) -> Cell:
         return Cell(label, lines, ast.parse("\n".join(lines)))
     except SyntaxError:
         pass
-    cleaned = [_neutral(line) for line in lines]
+    cleaned = lines if python_only else [_neutral(line) for line in lines]
     try:
         return Cell(label, cleaned, ast.parse("\n".join(cleaned)))
     except SyntaxError as e:
-        error = Finding(label, e.lineno or 0, "syntax error", f"{e.msg}; this cell does not run")
+        error = Finding(label, e.lineno or 0, "syntax error", f"{e.msg}; this cell does not run", DEFINITION)
         names = {a or b for a, b in _TEXT_BINDING.findall("\n".join(cleaned))}
         return Cell(label, cleaned, None, error, names)
 
@@ -100,6 +109,9 @@ def _reads(stmt: ast.stmt) -> tuple[set[str], set[str]]:
 
 
 def statements(cells: Sequence[Cell]) -> list[Statement]:
+    """Every module-level statement of the parsed cells, in notebook order. Nothing here changes a tree."""
+    trees = [c.tree for c in cells if c.tree is not None]
+    methods, changing = class_methods(trees), changing_functions(trees)
     out: list[Statement] = []
     for cell in cells:
         if cell.tree is None:
@@ -109,45 +121,9 @@ def statements(cells: Sequence[Cell]) -> list[Statement]:
             bind_block(scope, [node])
             now, later = _reads(node)
             imports_only = isinstance(node, (ast.Import, ast.ImportFrom))
-            out.append(Statement(cell, node, len(out), set(scope.names), now, later, imports_only))
+            out.append(Statement(cell, node, len(out), frozenset(scope.names), frozenset(now), frozenset(later),
+                                 imports_only, mutated_roots(node, methods, changing), aliases_of(node)))
     return out
-
-
-def _mutated_roots(stmt: ast.stmt) -> set[str]:
-    """Names a module-level statement changes without rebinding them: ``W[0] = 1``, ``cfg.x = 2``,
-    ``table.append(3)``, ``del W[0]`` (also inside module-level ``for``/``if``/``with`` blocks)."""
-    roots: set[str] = set()
-
-    def root(node):
-        while isinstance(node, (ast.Attribute, ast.Subscript)):
-            node = node.value
-        return node.id if isinstance(node, ast.Name) else None
-
-    def walk(node):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            return
-        targets = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            targets = [node.target]
-        elif isinstance(node, ast.Delete):
-            targets = node.targets
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            targets = [node.func]
-        while targets:
-            t = targets.pop()
-            if isinstance(t, (ast.Tuple, ast.List)):
-                targets += t.elts
-            elif isinstance(t, ast.Starred):
-                targets.append(t.value)
-            elif isinstance(t, (ast.Attribute, ast.Subscript)) and root(t):
-                roots.add(root(t))
-        for child in ast.iter_child_nodes(node):
-            walk(child)
-
-    walk(stmt)
-    return roots
 
 
 def _unconditional(stmt: ast.stmt) -> bool:
@@ -167,12 +143,28 @@ def bindings_before(stmts: list[Statement], name: str, end: int) -> list[Stateme
     return found[::-1]
 
 
-def slice_for(stmts: list[Statement], function: str) -> tuple[list[Statement], set[str]]:
-    """The statements ``function`` reaches, in notebook order, and the names it reads that nothing binds."""
+def sharing(stmts: list[Statement]) -> Sharing:
+    """Which names may share a value, over the whole notebook (graders.checks.mutation)."""
+    return Sharing([pair for s in stmts for pair in s.aliases], constants([s.node for s in stmts]))
+
+
+def slice_for(stmts: list[Statement], function: str, shared: Sharing | None = None) -> tuple[list[Statement], set[str]]:
+    """The statements ``function`` reaches, in notebook order, and the names it reads that nothing binds.
+
+    A closure, so the order in which names are met changes nothing: every reached binding of every name
+    brings in each later statement that changes, in place, a value that name may share (``shared``)."""
+    shared = shared if shared is not None else sharing(stmts)
     chosen: dict[int, Statement] = {}
     unbound: set[str] = set()
     work: list[tuple[str, int]] = [(function, len(stmts))]
     seen: set[tuple[str, int]] = set()
+    followed: set[tuple[str, int]] = set()  # (name, binding) whose later in-place changes are in
+
+    def choose(s: Statement) -> None:
+        if s.index not in chosen:
+            chosen[s.index] = s
+            work.extend([(n, s.index) for n in sorted(s.reads_now)] + [(n, len(stmts)) for n in sorted(s.reads_later)])
+
     while work:
         name, end = work.pop()
         if (name, end) in seen:
@@ -182,29 +174,61 @@ def slice_for(stmts: list[Statement], function: str) -> tuple[list[Statement], s
         if not found:
             unbound.add(name)
         for s in found:
-            if s.index in chosen:
+            choose(s)
+            if s.imports_only or (name, s.index) in followed:
                 continue
-            chosen[s.index] = s
-            work += [(n, s.index) for n in s.reads_now] + [(n, len(stmts)) for n in s.reads_later]
-            if not s.imports_only:  # later statements that change this value in place run before the call
-                for later in stmts[s.index + 1:]:
-                    if name in _mutated_roots(later.node) and not later.imports_only:
-                        if later.index not in chosen:
-                            chosen[later.index] = later
-                            work += [(n, later.index) for n in later.reads_now]
-                            work += [(n, len(stmts)) for n in later.reads_later]
+            followed.add((name, s.index))
+            for later in stmts[s.index + 1:]:  # they run before the function is called
+                if not later.imports_only and any(shared.same_value(name, m) for m in later.mutates):
+                    choose(later)
     return [chosen[i] for i in sorted(chosen)], unbound
 
 
+class RenderMismatch(Exception):
+    """The rendered text does not parse back to the chosen statements (the slice fails closed)."""
+
+
+def _future_imports(cell: Cell) -> list[ast.stmt]:
+    assert cell.tree is not None, "only parsed cells hold chosen statements"
+    return [n for n in cell.tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
+
+
+def _segments(node: ast.stmt) -> list[tuple[int, int, int | None]]:
+    """(line, first byte, end byte or None) of the statement's own source, line by line (1-based lines,
+    UTF-8 byte columns as the parser gives them). A compound statement starts its logical line."""
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    last = node.end_lineno
+    assert last is not None and node.end_col_offset is not None, "ast.parse sets end positions"
+    start = node.col_offset if first == node.lineno else 0
+    if first == last:
+        return [(first, start, node.end_col_offset)]
+    return [(first, start, None)] + [(i, 0, None) for i in range(first + 1, last)] + [(last, 0, node.end_col_offset)]
+
+
 def render(chosen: list[Statement]) -> list[tuple[str, str]]:
-    """(label, source) per cell, in notebook order; unselected lines are blank so line numbers hold."""
-    by_cell: dict[int, tuple[Cell, set[int]]] = {}
+    """(label, source) per cell, in notebook order: each chosen statement's own source at its original line
+    (statements that shared a line are joined by ``;``, everything else is blank), plus the cell's
+    ``from __future__`` imports. Raises RenderMismatch unless the text parses to exactly those statements."""
+    by_cell: dict[int, tuple[Cell, list[ast.stmt]]] = {}
     for s in chosen:
-        cell, lines = by_cell.setdefault(id(s.cell), (s.cell, set()))
-        lines.update(range(s.first_line, s.last_line + 1))
+        by_cell.setdefault(id(s.cell), (s.cell, []))[1].append(s.node)
     out = []
-    for cell, lines in by_cell.values():
-        last = max(lines)
-        text = [cell.lines[i - 1] if i in lines else "" for i in range(1, last + 1)]
-        out.append((cell.label, "\n".join(text) + "\n"))
+    for cell, nodes in by_cell.values():
+        futures = [n for n in _future_imports(cell) if n not in nodes]
+        nodes = sorted(futures + nodes, key=lambda n: (n.lineno, n.col_offset))
+        pieces: dict[int, list[str]] = {}
+        for node in nodes:
+            for line, start, end in _segments(node):
+                raw = cell.lines[line - 1].encode()
+                pieces.setdefault(line, []).append(raw[start:end].decode())
+        last = max(pieces)
+        text = "\n".join("; ".join(pieces.get(i, [])) for i in range(1, last + 1)) + "\n"
+        expected = ast.dump(ast.Module(body=nodes, type_ignores=[]))
+        try:
+            same = ast.dump(ast.parse(text)) == expected
+        except SyntaxError:
+            same = False
+        if not same:
+            raise RenderMismatch(cell.label)
+        out.append((cell.label, text))
     return out

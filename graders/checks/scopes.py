@@ -88,7 +88,7 @@ def _bind(scope: Scope, node: ast.AST, definer: ast.AST | None) -> None:
         return
     elif isinstance(node, ast.Assign):
         for target in node.targets:
-            _bind(scope, target, node.value)
+            _bind_pairwise(scope, target, node.value)
         _bind(scope, node.value, None)
         return
     elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
@@ -123,6 +123,17 @@ def _bind(scope: Scope, node: ast.AST, definer: ast.AST | None) -> None:
         return
     for child in ast.iter_child_nodes(node):
         _bind(scope, child, definer if isinstance(node, (ast.Tuple, ast.List, ast.Starred)) else None)
+
+
+def _bind_pairwise(scope: Scope, target: ast.AST, value: ast.AST) -> None:
+    """``a, b = x, y`` binds ``a`` to ``x`` and ``b`` to ``y`` (so ``f, n = (lambda: f()), 0`` has the lambda as
+    the definer of ``f``); any other unpacking binds every name to the whole value."""
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+            and len(target.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in target.elts):
+        for t, v in zip(target.elts, value.elts, strict=True):
+            _bind_pairwise(scope, t, v)
+    else:
+        _bind(scope, target, value)
 
 
 class Resolver(ast.NodeVisitor):

@@ -128,17 +128,18 @@ class GradingRun:
     def grade(self, assignment: Assignment, cells: list[tuple[str, str]], limits: Limits | None = None,
               timeouts: Timeouts = Timeouts(), only: list[str] | None = None, sandbox=None,
               notebook_timeout: float | None = None, known: dict[str, dict[str, Verdict]] | None = None,
-              defer: Collection[str] = ()) -> dict[str, dict[str, Verdict]]:
+              defer: Collection[str] = (), modules: dict[str, str] | None = None) -> dict[str, dict[str, Verdict]]:
         """Verdicts by exercise name and part for the notebook code ``cells`` (label, source).
 
         ``sandbox`` confines the student's template (and so every child); ``notebook_timeout``
         bounds the whole notebook's grading: exercises past it are not graded. ``known``: verdicts the
         coordinator already has for these exercises' programs (another job of the run computed them);
         ``defer``: exercises another job is computing now (their verdicts here are ``DEFERRED``
-        placeholders, which the coordinator replaces).
+        placeholders, which the coordinator replaces); ``modules``: the submission's own modules beside
+        the notebook (name -> source, graders.checks.own_modules).
         """
         deadline = None if notebook_timeout is None else time.monotonic() + notebook_timeout
-        submission = Submission(cells)
+        submission = Submission(cells, modules)
         exercises = [ex for ex in assignment.exercises if only is None or ex.name in only]
         salt = self.salt(assignment, limits or self.limits, timeouts, sandbox)
         self.keys = {ex.name: program_key(submission, ex.name, salt) for ex in exercises}
@@ -176,14 +177,15 @@ class GradingRun:
             return {p: Verdict(p, False, message) for p in PARTS}
         if deadline is not None and time.monotonic() >= deadline:
             return failed("not graded: the notebook's time budget ran out")
-        with WorkerSession(submission.program_for(ex.name), template=template, cell_timeout=timeouts.cell) as student:
+        with WorkerSession(submission.program_for(ex.name), template=template, cell_timeout=timeouts.cell,
+                           modules=submission.modules_for(ex.name)) as student:
             try:
                 student.start()
             except WorkerFailure as exc:
                 return failed(f"the code of `{ex.name}` could not run: {exc}")
             checks = ExerciseChecks(ex, student, reference, submission, exercise_seed(self.seed, ex.name),
                                     timeouts, run=self, deadline=deadline)
-            return checks.run()
+            return with_load_errors(checks.run(), ex.name, student.load_errors)
 
     def __deepcopy__(self, memo):
         """A run is a live resource: traitlets deep-copies config values, and every copy must be this run."""
@@ -201,12 +203,28 @@ class GradingRun:
         self.close()
 
 
+def with_load_errors(verdicts: dict[str, Verdict], name: str, errors: list[str]) -> dict[str, Verdict]:
+    """A failed "correct" says what went wrong while the code loaded (a cell that raised, an import that
+    failed), not only what followed from it ("no function ... is defined")."""
+    correct = verdicts["correct"]
+    if correct.passed or not errors:
+        return verdicts
+    loaded = "; ".join(errors)
+    if f"no function `{name}` is defined" in correct.message:
+        message = f"`{name}` was not defined because its code failed while loading: {loaded}"
+    else:
+        message = f"{correct.message}; while its code loaded: {loaded}"
+    return {**verdicts, "correct": Verdict("correct", False, message, correct.figures)}
+
+
 def grade_submission(assignment: Assignment, cells: list[tuple[str, str]], seed: int | None = None,
                      limits: Limits = Limits(), timeouts: Timeouts = Timeouts(),
                      only: list[str] | None = None, sandbox=None, run: GradingRun | None = None,
-                     notebook_timeout: float | None = None) -> dict[str, dict[str, Verdict]]:
-    """Verdicts for one notebook, in ``run`` (or in a run of its own, with ``seed``)."""
+                     notebook_timeout: float | None = None,
+                     modules: dict[str, str] | None = None) -> dict[str, dict[str, Verdict]]:
+    """Verdicts for one notebook, in ``run`` (or in a run of its own, with ``seed``); ``modules``: the
+    submission's own modules beside the notebook (name -> source)."""
     if run is not None:
-        return run.grade(assignment, cells, limits, timeouts, only, sandbox, notebook_timeout)
+        return run.grade(assignment, cells, limits, timeouts, only, sandbox, notebook_timeout, modules=modules)
     with GradingRun(seed, limits) as own:
-        return own.grade(assignment, cells, limits, timeouts, only, sandbox, notebook_timeout)
+        return own.grade(assignment, cells, limits, timeouts, only, sandbox, notebook_timeout, modules=modules)

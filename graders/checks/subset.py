@@ -2,16 +2,20 @@
 
 Applied to the program slice only (graders.checks.reach), with every scope walked: module-level
 statements, defs and helpers inside any block, nested defs, lambdas, walrus targets, class bodies,
-decorators and default values. Three kinds of finding:
+decorators and default values. The kinds of finding (graders.checks.finding):
 
 - *iteration*: loops, comprehensions, generators, recursion through any call path, the iterating
   builtins (``map``, ``sum``, ``sorted``, ``min``/``max`` with ``key=`` ...), ``.tolist()``/``.item()``,
-  classes Python can walk element by element (``__getitem__``/``__iter__``/``__len__``/``__next__``);
+  classes Python can walk element by element (``__getitem__``/``__iter__``/``__len__``/``__next__``),
+  higher-order calls that repeat Python code (``Module.apply``, ``vmap(..., chunk_size=...)``);
 - *forbidden*: the exercise's forbidden library functions, whatever they are called locally;
+- *form*: ``global``/``nonlocal`` (state kept across calls), an import of the student's own module;
 - *outside the subset*: what a submission would need to reach into the process that measures it:
   attribute chains off torch/einops/math/typing are resolved in the real modules and a module-valued
   step outside the allowlist (``torch.sys``, ``typing.functools``) is a finding; so are reflection,
-  private and dunder attributes, imports of other modules, and torch's thread, JIT and dispatcher APIs.
+  private and dunder attributes, imports of other modules, torch's thread, JIT and dispatcher APIs, and
+  the allowlist's callables that run code or strings where the checker cannot follow
+  (graders.checks.boundary), Tensor subclasses, assignments to a library's attributes.
 
 Names resolve like Python does (graders.checks.scopes): a student's own ``softmax`` or a parameter
 called ``sum`` is not the library function or the builtin.
@@ -22,23 +26,25 @@ import ast
 import builtins
 import fnmatch
 import functools
-import importlib
 import itertools
 import types
 from typing import Sequence
 
-from graders.checks.finding import Finding
+from graders.checks import boundary
+from graders.checks.calls import CallRules
+from graders.checks.classes import ClassRules
+from graders.checks.finding import FORBIDDEN, FORM, ITERATION, OUTSIDE, Finding
+from graders.checks.library import (
+    ALLOWED_FROM,
+    LIBRARY_ROOTS,
+    SUBSET,
+    UNKNOWN,
+    allowed_module,
+    foreign_module_names,
+    library_object,
+)
 from graders.checks.recursion import recursive_functions
 from graders.checks.scopes import resolve
-
-LIBRARY_ROOTS = ("torch", "einops", "math", "typing")
-ALLOWED_IMPORT_ROOTS = LIBRARY_ROOTS + ("__future__",)
-ALLOWED_MODULES = {
-    "torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.linalg", "torch.special", "torch.fft",
-    "torch.types", "math", "typing", "__future__", "einops",
-}
-ALLOWED_MODULE_PREFIXES = ("einops.",)  # einops.layers.torch, einops.einops: pure tensor-shape code
-SUBSET = "torch, torch.nn, torch.nn.functional, torch.linalg, torch.special, torch.fft, einops, math and typing"
 
 # torch names that reach the dispatcher, the JIT, threads or processes
 TORCH_REACH = {
@@ -50,19 +56,9 @@ TORCH_REACH = {
 REFLECTION = {
     "exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr", "hasattr", "globals", "locals",
     "vars", "open", "breakpoint", "input", "exit", "quit", "memoryview", "help", "dir", "get_ipython",
-    "__build_class__",
+    "__build_class__", "license", "credits", "copyright",  # the last three read files (site's printers)
 }
 DUNDER_OK = {"__init__", "__call__", "__name__"}
-# on an object whose origin is unknown (a call's result, a container item) these names lead out of the
-# subset: standard modules that torch's own modules hold as attributes, and frame/code introspection
-ESCAPE_NAMES = {
-    "subprocess", "shutil", "socket", "ctypes", "pickle", "marshal", "importlib", "inspect", "traceback", "gc",
-    "weakref", "signal", "tempfile", "pathlib", "linecache", "dis", "concurrent", "queue", "asyncio", "mmap",
-    "resource", "posix", "threading", "multiprocessing", "builtins", "sys", "os", "atexit", "pkgutil", "runpy",
-    "site", "contextvars", "copyreg", "functools", "itertools", "operator", "glob", "platform", "unittest",
-    "f_globals", "f_locals", "f_back", "f_builtins", "f_code", "gi_frame", "gi_code", "cr_frame", "ag_frame",
-    "tb_frame", "tb_next", "co_code", "co_consts",
-}
 ITERATING = {
     "map": "`map` calls Python code once per element",
     "filter": "`filter` calls Python code once per element",
@@ -89,8 +85,6 @@ ELEMENT_METHODS = {
     "map_": "`.map_()` calls Python code once per element",
     "map2_": "`.map2_()` calls Python code once per element",
 }
-ITERABLE_DUNDERS = ("__getitem__", "__iter__", "__len__", "__next__")
-SHAPE_LIKE = {"shape", "size", "stride", "dim", "ndim"}
 _LOOPS = {
     ast.For: "`for` loop", ast.AsyncFor: "`async for` loop", ast.While: "`while` loop",
     ast.ListComp: "list comprehension", ast.SetComp: "set comprehension",
@@ -98,64 +92,23 @@ _LOOPS = {
 }
 _ITER_WHY = "it iterates in Python"
 _OUTSIDE = f"only {SUBSET} may be used in the code an exercise reaches"
-
-
-def _allowed_module(name: str) -> bool:
-    return name in ALLOWED_MODULES or name.startswith(ALLOWED_MODULE_PREFIXES)
-
-
-@functools.lru_cache(maxsize=None)
-def _library_object(qual: str):
-    """The real object ``qual`` names (``torch.nn.functional.softmax``), or a sentinel when unknown."""
-    root, *rest = qual.split(".")
-    if root not in LIBRARY_ROOTS:
-        return _UNKNOWN
-    try:
-        obj = importlib.import_module(root)
-        for i, part in enumerate(rest):
-            if not hasattr(obj, part) and isinstance(obj, types.ModuleType) and not part.startswith("_"):
-                importlib.import_module(".".join([root, *rest[: i + 1]]))  # a submodule not imported yet
-            obj = getattr(obj, part)
-    except Exception:  # an attribute that does not exist fails at run time, not here
-        return _UNKNOWN
-    return obj
-
-
-_UNKNOWN = object()
-
-
-@functools.lru_cache(maxsize=1)
-def _foreign_module_names() -> frozenset[str]:
-    """Attribute names under which an allowed module exposes a module outside the subset (sys, os,
-    builtins, threading, functools ...): flagged on ANY object, so an alias cannot hide them.
-    Tensor methods of the same name (``cuda``, ``cpu`` ...) are left to the resolved checks."""
-    import sys
-
-    import einops.layers.torch  # noqa: F401  (so its modules are scanned too)
-    foreign: set[str] = set()
-    allowed: set[str] = set()
-    einops_modules = [name for name in list(sys.modules) if name.startswith(ALLOWED_MODULE_PREFIXES)]
-    for mod in sorted(ALLOWED_MODULES - {"__future__"}) + sorted(einops_modules):
-        m = importlib.import_module(mod)
-        for n in dir(m):
-            v = getattr(m, n, None)
-            if isinstance(v, types.ModuleType):
-                (allowed if _allowed_module(v.__name__) else foreign).add(n)
-    import torch
-    return frozenset((foreign - allowed - set(dir(torch.Tensor)) - set(dir(torch.nn.Module))) | ESCAPE_NAMES)
+_OWN_MODULE = "only notebook cells are checked as your answer; paste its code into a notebook cell"
 
 
 class _Checker:
-    def __init__(self, nodes: Sequence[ast.stmt], labels: Sequence[str], forbidden: Sequence[str], loop_hint: str):
-        self.forbidden, self.loop_hint = tuple(forbidden), loop_hint
+    def __init__(self, nodes: Sequence[ast.stmt], labels: Sequence[str], forbidden: Sequence[str], loop_hint: str,
+                 own_modules: frozenset[str] = frozenset()):
+        self.forbidden, self.loop_hint, self.own_modules = tuple(forbidden), loop_hint, own_modules
         self.module, self.resolver = resolve(list(nodes))
         self.label: dict[int, str] = {}
+        self.parent: dict[int, ast.AST] = {}
+        self.aliases: dict[int, str] = {}
+        self.own_methods: set[str] = set()  # methods the student's classes define (not the library's)
         for node, label in zip(nodes, labels, strict=True):
             for sub in ast.walk(node):
                 self.label[id(sub)] = label
-        self.aliases: dict[int, str] = {}
-        for node in nodes:
-            for sub in ast.walk(node):
+                for child in ast.iter_child_nodes(sub):
+                    self.parent[id(child)] = sub
                 if isinstance(sub, ast.Import):
                     for a in sub.names:
                         self.aliases[id(a)] = a.name if a.asname else a.name.split(".")[0]
@@ -163,16 +116,21 @@ class _Checker:
                     base = "." * sub.level + (sub.module or "")
                     for a in sub.names:
                         self.aliases[id(a)] = f"{base}.{a.name}"
+                elif isinstance(sub, ast.ClassDef):
+                    self.own_methods.update(i.name for i in sub.body if isinstance(i, ast.FunctionDef))
         self.nodes = list(nodes)
         self.out: list[Finding] = []
+        self.classes = ClassRules(self)
+        self.calls = CallRules(self)
 
-    def add(self, node: ast.AST, what: str, why: str) -> None:
-        self.out.append(Finding(self.label.get(id(node), "notebook"), getattr(node, "lineno", 0), what, why))
+    def add(self, node: ast.AST, what: str, why: str, kind: str) -> None:
+        self.out.append(Finding(self.label.get(id(node), "notebook"), getattr(node, "lineno", 0), what, why, kind))
 
     # -- what a name or attribute chain means --------------------------------------------------------
     def qual(self, node: ast.AST, depth: int = 0) -> str | None:
         """``torch.nn.functional.softmax`` for ``F.softmax`` after ``import torch.nn.functional as F``;
-        ``builtins.sum`` for an unshadowed ``sum``; None for the student's own objects."""
+        ``builtins.sum`` for an unshadowed ``sum``; None for the student's own objects (their own modules
+        included) and for anything the checker cannot follow."""
         if depth > 20:
             return None
         if isinstance(node, ast.Attribute):
@@ -186,15 +144,25 @@ class _Checker:
         quals: set[str | None] = set()  # None: a binding that is the student's own object
         for definer in scope.names.get(node.id, []):
             if id(definer) in self.aliases:
-                quals.add(self.aliases[id(definer)])
+                alias = self.aliases[id(definer)]
+                quals.add(None if alias.split(".")[0] in self.own_modules else alias)
             elif isinstance(definer, (ast.Name, ast.Attribute)):  # `m = torch`, `sm = torch.softmax`
                 quals.add(self.qual(definer, depth + 1))
             else:
                 quals.add(None)
         return quals.pop() if len(quals) == 1 else None
 
+    def definers(self, node: ast.Name) -> list[ast.AST]:
+        load = self.resolver.loads.get(id(node))
+        return [] if load is None or load[1] is None else load[1].names.get(node.id, [])
+
     def forbidden_name(self, name: str) -> bool:
         return any(fnmatch.fnmatchcase(name, p) for p in self.forbidden)
+
+    def allowed_step(self, node: ast.AST, q: str) -> bool:
+        """``torch.func`` read only to take one of its allowed names (``torch.func.vmap``)."""
+        above = self.parent.get(id(node))
+        return q in ALLOWED_FROM and isinstance(above, ast.Attribute) and above.attr in ALLOWED_FROM[q]
 
     # -- the rules -----------------------------------------------------------------------------------
     def run(self) -> list[Finding]:
@@ -207,135 +175,167 @@ class _Checker:
     def visit(self, node: ast.AST) -> None:
         kind = _LOOPS.get(type(node))
         if kind:
-            self.add(node, kind, self.loop_hint)
+            self.add(node, kind, self.loop_hint, ITERATION)
         elif isinstance(node, (ast.Yield, ast.YieldFrom)):
-            self.add(node, "`yield`", "a generator produces elements one at a time in Python")
+            self.add(node, "`yield`", "a generator produces elements one at a time in Python", ITERATION)
         elif isinstance(node, ast.Name) and id(node) in self.resolver.loads:
             self.name(node)
         elif isinstance(node, ast.Attribute):
             self.attribute(node)
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
+                self.store(node)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             self.imports(node)
         elif isinstance(node, ast.Call):
             self.call(node)
         elif isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    bound = [item.name]
-                elif isinstance(item, (ast.Assign, ast.AnnAssign)):  # `__getitem__ = lambda self, i: ...`
-                    targets = item.targets if isinstance(item, ast.Assign) else [item.target]
-                    bound = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-                else:
-                    bound = []
-                for name in bound:
-                    if name in ITERABLE_DUNDERS:
-                        self.add(item, f"`{name}` in class `{node.name}`",
-                                 "Python can walk its objects element by element (`list()`, `tuple()`, `for`)")
+            self.classes.check(node)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            self.add(node, f"`{type(node).__name__.lower()}`", "state kept across calls is not allowed")
+            self.add(node, f"`{type(node).__name__.lower()}`", "state kept across calls is not allowed", FORM)
         elif isinstance(node, (ast.AsyncFunctionDef, ast.Await)):
-            self.add(node, "`async`", _OUTSIDE)
+            self.add(node, "`async`", _OUTSIDE, OUTSIDE)
 
     def name(self, node: ast.Name) -> None:
         q = self.qual(node)
         if node.id.startswith("__") and node.id != "__name__" and (q is None or q.startswith("builtins.")):
-            self.add(node, f"`{node.id}`", "reflection is not allowed in the code an exercise reaches")
+            self.add(node, f"`{node.id}`", boundary.REFLECTION, OUTSIDE)
             return
         if q is None:
             if self.resolver.loads[id(node)][1] is None and node.id in REFLECTION:  # get_ipython
-                self.add(node, f"`{node.id}`", "reflection is not allowed in the code an exercise reaches")
+                self.add(node, f"`{node.id}`", boundary.REFLECTION, OUTSIDE)
             return
         if q.startswith("builtins."):
             if node.id in ITERATING:
-                self.add(node, f"`{node.id}`", ITERATING[node.id])
+                self.add(node, f"`{node.id}`", ITERATING[node.id], ITERATION)
             elif node.id in REFLECTION:
-                self.add(node, f"`{node.id}`", "reflection is not allowed in the code an exercise reaches")
+                self.add(node, f"`{node.id}`", boundary.REFLECTION, OUTSIDE)
             return
         self.library(node, q, node.id)
 
     def library(self, node: ast.AST, q: str, shown: str) -> None:
         """Checks for a name or attribute that resolves into a library."""
-        obj = _library_object(q)
-        if isinstance(obj, types.ModuleType) and not _allowed_module(obj.__name__):
-            self.add(node, f"`{shown}` (the module `{obj.__name__}`)", _OUTSIDE)
-        elif obj is not _UNKNOWN and id(obj) in ITERATING_OBJECTS:
-            self.add(node, f"`{shown}`", ITERATING.get(ITERATING_OBJECTS[id(obj)], _ITER_WHY))
+        obj = library_object(q)
+        if isinstance(obj, types.ModuleType) and not allowed_module(obj.__name__):
+            if not self.allowed_step(node, q):
+                self.add(node, f"`{shown}` (the module `{obj.__name__}`)", _OUTSIDE, OUTSIDE)
+        elif obj is not UNKNOWN and id(obj) in ITERATING_OBJECTS:
+            self.add(node, f"`{shown}`", ITERATING.get(ITERATING_OBJECTS[id(obj)], _ITER_WHY), ITERATION)
         elif q == "functools.reduce" or q.startswith("itertools."):  # imported: the import is reported too
-            self.add(node, f"`{shown}`", ITERATING.get(q.split(".")[-1], _ITER_WHY))
+            self.add(node, f"`{shown}`", ITERATING.get(q.split(".")[-1], _ITER_WHY), ITERATION)
+        elif obj is not UNKNOWN:
+            rule = boundary.classify(q, obj)
+            if rule:
+                self.add(node, f"`{shown}`", rule[1], rule[0])
         root = q.split(".")[0]
         if isinstance(node, ast.Name) and root in LIBRARY_ROOTS and self.forbidden_name(q.split(".")[-1]):
-            self.add(node, f"`{q.split('.')[-1]}`", "it is forbidden in this exercise")
+            self.add(node, f"`{q.split('.')[-1]}`", "it is forbidden in this exercise", FORBIDDEN)
 
     def attribute(self, node: ast.Attribute) -> None:
         attr = node.attr
         base = self.qual(node.value)
         is_self = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
         if attr.startswith("__") and attr.endswith("__") and attr not in DUNDER_OK:
-            self.add(node, f"`.{attr}`", "reflection is not allowed in the code an exercise reaches")
+            self.add(node, f"`.{attr}`", boundary.REFLECTION, OUTSIDE)
         elif attr.startswith("_") and not attr.endswith("__") and not is_self:
-            self.add(node, f"`.{attr}`", "private attributes are not allowed in the code an exercise reaches")
-        elif attr in TORCH_REACH and not is_self:
+            self.add(node, f"`.{attr}`", "private attributes are not allowed in the code an exercise reaches",
+                     OUTSIDE)
+        elif attr in TORCH_REACH and not is_self and not (base and self.allowed_step(node, f"{base}.{attr}")):
             self.add(node, f"`.{attr}`", "it reaches the dispatcher, the JIT, threads or the random state, "
-                                         "which grading relies on")
-        elif base is None and attr in _foreign_module_names():
-            self.add(node, f"`.{attr}`", f"it reaches a module outside the subset; {_OUTSIDE}")
+                                         "which grading relies on", OUTSIDE)
+        elif base is None and attr in foreign_module_names():
+            self.add(node, f"`.{attr}`", f"it reaches a module outside the subset; {_OUTSIDE}", OUTSIDE)
+        rule = boundary.attribute_rule(attr)
+        if not rule and base is None and not is_self and attr not in self.own_methods:
+            rule = boundary.outside_names().get(attr)  # `(torch,)[0].load`: the origin is hidden, the name is not
+        if rule:
+            self.add(node, f"`.{attr}`", rule[1], rule[0])
+        elif attr in boundary.ITERATING_ATTRIBUTES and attr not in self.own_methods:
+            self.add(node, f"`.{attr}`", boundary.ITERATING_ATTRIBUTES[attr], ITERATION)
         if attr in ELEMENT_METHODS:
-            self.add(node, f"`.{attr}`", ELEMENT_METHODS[attr])
+            self.add(node, f"`.{attr}`", ELEMENT_METHODS[attr], ITERATION)
         if self.forbidden_name(attr):
-            self.add(node, f"`{attr}`", "it is forbidden in this exercise")
+            self.add(node, f"`{attr}`", "it is forbidden in this exercise", FORBIDDEN)
         if base is not None:
             if base == "builtins.list" and attr == "sort":
-                self.add(node, "`list.sort`", "it sorts in Python; use `torch.sort`")
-            elif base.startswith("builtins."):
-                if base.split(".")[1] in REFLECTION or base.split(".")[1] in ITERATING:
-                    pass  # the name itself is reported
-            else:
+                self.add(node, "`list.sort`", "it sorts in Python; use `torch.sort`", ITERATION)
+            elif not base.startswith("builtins."):  # a builtin's own name is reported where it is read
                 self.library(node, f"{base}.{attr}", f"{_dotted(node)}")
+
+    def store(self, node: ast.Attribute) -> None:
+        """``torch.stack = f``, ``torch.Tensor.add = f``, ``type(x).add = f``: monkeypatching an object the
+        student did not define changes the library every later call runs on, the worker's own included."""
+        root = node.value
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
+        what = f"{'deletion of' if isinstance(node.ctx, ast.Del) else 'assignment to'} `{_dotted(node)}`"
+        if self.qual(node.value) is not None:
+            self.add(node, what, "it changes the library itself, which the grader's own machinery runs on", OUTSIDE)
+        elif not isinstance(root, ast.Name) or node.attr in boundary.library_names() and not self.own_object(root):
+            self.add(node, what, "the checker cannot tell that the object is yours; it may be the library's own",
+                     OUTSIDE)
+
+    def own_object(self, name: ast.Name) -> bool:
+        """``name`` is certainly the student's own object: ``self``/``cls`` of a method, one of the student's
+        classes, or an instance made by calling one (``cfg = Config()``)."""
+        definers = self.definers(name)
+        return bool(definers) and all(self._own_definer(d) for d in definers)
+
+    def _own_definer(self, definer: ast.AST) -> bool:
+        if isinstance(definer, ast.ClassDef):
+            return True
+        if isinstance(definer, ast.Call) and isinstance(definer.func, ast.Name):
+            callee = self.definers(definer.func)
+            return bool(callee) and all(isinstance(c, ast.ClassDef) for c in callee)
+        if isinstance(definer, ast.arg):  # the first parameter of a def in a class body
+            arguments = self.parent.get(id(definer))
+            fn = self.parent.get(id(arguments)) if arguments is not None else None
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and isinstance(arguments, ast.arguments):
+                first = (arguments.posonlyargs + arguments.args)[:1]
+                return first == [definer] and isinstance(self.parent.get(id(fn)), ast.ClassDef)
+        return False
 
     def imports(self, node: ast.Import | ast.ImportFrom) -> None:
         if isinstance(node, ast.ImportFrom):
             module = "." * node.level + (node.module or "")
-            targets = [(module, None)] + [(module, a.name) for a in node.names]
+            names = [a.name for a in node.names]
+            whole = module in ALLOWED_FROM and set(names) <= ALLOWED_FROM[module]
+            targets = ([] if whole else [(module, None)]) + [(module, n) for n in names]
         else:
             targets = [(a.name, None) for a in node.names]
         for module, name in targets:
-            if name is None:
-                top = module.split(".")[0]
-                obj = _library_object(module) if top in LIBRARY_ROOTS else _UNKNOWN
-                ok = top == "__future__" or (isinstance(obj, types.ModuleType) and _allowed_module(obj.__name__))
-                if not ok:
-                    self.add(node, f"import of `{module}`", _OUTSIDE)
+            top = module.split(".")[0]
+            if top in self.own_modules:
+                if name is None:
+                    self.add(node, f"import of your own module `{top}`", _OWN_MODULE, FORM)
                 continue
-            if name == "*" or name.startswith("_") or name in TORCH_REACH:
-                self.add(node, f"import of `{name}` from `{module}`", _OUTSIDE)
+            if name is None:
+                obj = library_object(module) if top in LIBRARY_ROOTS else UNKNOWN
+                ok = top == "__future__" or (isinstance(obj, types.ModuleType) and allowed_module(obj.__name__))
+                if not ok:
+                    self.add(node, f"import of `{module}`", _OUTSIDE, OUTSIDE)
+                continue
+            if name == "*" or name.startswith("_") or name in TORCH_REACH and module not in ALLOWED_FROM:
+                self.add(node, f"import of `{name}` from `{module}`", _OUTSIDE, OUTSIDE)
                 continue
             if module == "__future__":
                 continue
-            obj = _library_object(f"{module}.{name}")
-            if isinstance(obj, types.ModuleType) and not _allowed_module(obj.__name__):
-                self.add(node, f"import of `{module}.{name}` (the module `{obj.__name__}`)", _OUTSIDE)
-            elif obj is not _UNKNOWN and id(obj) in ITERATING_OBJECTS:
-                self.add(node, f"import of `{name}`", ITERATING.get(ITERATING_OBJECTS[id(obj)], _ITER_WHY))
+            obj = library_object(f"{module}.{name}")
+            if isinstance(obj, types.ModuleType) and not allowed_module(obj.__name__):
+                self.add(node, f"import of `{module}.{name}` (the module `{obj.__name__}`)", _OUTSIDE, OUTSIDE)
+            elif obj is not UNKNOWN and id(obj) in ITERATING_OBJECTS:
+                self.add(node, f"import of `{name}`", ITERATING.get(ITERATING_OBJECTS[id(obj)], _ITER_WHY),
+                         ITERATION)
+            elif obj is not UNKNOWN and (rule := boundary.classify(f"{module}.{name}", obj)):
+                self.add(node, f"import of `{name}` from `{module}`", rule[1], rule[0])
             if self.forbidden_name(name):
-                self.add(node, f"`{name}`", "it is forbidden in this exercise")
+                self.add(node, f"`{name}`", "it is forbidden in this exercise", FORBIDDEN)
 
     def call(self, node: ast.Call) -> None:
-        keywords = {k.arg for k in node.keywords}
-        f = node.func
-        if isinstance(f, ast.Name) and f.id == "type" and len(node.args) == 3 and self.qual(f) == "builtins.type":
-            self.add(node, "`type(name, bases, dict)`", "reflection is not allowed in the code an exercise reaches")
-        elif isinstance(f, ast.Name) and f.id in ("min", "max") and self.qual(f) == f"builtins.{f.id}":
-            single = len(node.args) == 1 and not any(isinstance(a, ast.Starred) for a in node.args)
-            if "key" in keywords:
-                self.add(node, f"`{f.id}(..., key=...)`", "it calls Python code once per element")
-            elif single and not _shape_like(node.args[0]):
-                self.add(node, f"`{f.id}` over one iterable", f"it walks the elements in Python; use `torch.{f.id}`")
-        elif isinstance(f, ast.Attribute) and f.attr == "sort" and "key" in keywords:
-            self.add(node, "`.sort(key=...)`", "it calls Python code once per element; use `torch.sort`")
+        self.calls.check(node)
 
     def recursion(self) -> None:
         for node, name in recursive_functions(self.module, self.resolver, self.nodes):
-            self.add(node, f"recursion in `{name}`", "a recursive call repeats Python work per element")
+            self.add(node, f"recursion in `{name}`", "a recursive call repeats Python work per element", ITERATION)
 
 
 def _dotted(node: ast.AST) -> str:
@@ -345,18 +345,8 @@ def _dotted(node: ast.AST) -> str:
         return getattr(node, "attr", "?")
 
 
-def _shape_like(node: ast.AST) -> bool:
-    """``x.shape``, ``x.size()``, ``(a, b)``: iterating these walks dimensions, not elements."""
-    if isinstance(node, ast.Call):
-        node = node.func
-    if isinstance(node, ast.Attribute):
-        return node.attr in SHAPE_LIKE
-    if isinstance(node, ast.Subscript):
-        return _shape_like(node.value)
-    return isinstance(node, (ast.Tuple, ast.List, ast.Constant))
-
-
 def check_program(nodes: Sequence[ast.stmt], labels: Sequence[str], forbidden: Sequence[str] = (),
-                  loop_hint: str = "") -> list[Finding]:
-    """Findings in the module-level statements ``nodes`` (each from the cell in ``labels``)."""
-    return _Checker(nodes, labels, forbidden, loop_hint).run()
+                  loop_hint: str = "", own_modules: frozenset[str] = frozenset()) -> list[Finding]:
+    """Findings in the module-level statements ``nodes`` (each from the cell in ``labels``); imports of
+    ``own_modules`` (the submission's own ``*.py`` files) are findings of their own."""
+    return _Checker(nodes, labels, forbidden, loop_hint, own_modules).run()

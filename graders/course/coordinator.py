@@ -27,6 +27,7 @@ from nbgrader.preprocessors import SaveAutoGrades
 from sqlalchemy.exc import SAWarning
 
 from graders.checks.identity import program_key
+from graders.checks.own_modules import read_modules
 from graders.checks.static import Submission
 from graders.checks.submission import restated
 from graders.course.directory import Course
@@ -87,6 +88,7 @@ class ClassGrader:
         folder = self.course.root / "submitted" / student / self.assignment_name
         assignment = self.course.assignments[self.assignment_name]
         planned = []
+        modules = read_modules(folder)  # the student's own helpers.py beside the notebooks
         for path in sorted(folder.glob("*.ipynb")):
             resources = {"unique_key": path.stem, "metadata": {"path": str(folder)},
                          "nbgrader": {"student": student, "assignment": self.assignment_name,
@@ -98,8 +100,9 @@ class ClassGrader:
             except Exception:  # noqa: BLE001 - left to nbgrader, which says why
                 continue
             job = GradingJob(student, self.assignment_name, path.stem, nbformat.writes(nb), definitions,
-                             self.expensive, self.config, self.seed, None if self.scheduler else str(folder))
-            submission = Submission(submission_cells(nb, assignment))
+                             self.expensive, self.config, self.seed, None if self.scheduler else str(folder),
+                             modules=modules)
+            submission = Submission(submission_cells(nb, assignment), modules)
             keys = {ex.name: program_key(submission, ex.name) for ex in assignment.exercises}
             planned.append(Planned(job, keys, submission))
         return planned

@@ -28,6 +28,7 @@ from nbgrader.utils import setenv
 from traitlets import Unicode
 from traitlets.config import Config
 
+from graders.checks.own_modules import write_modules
 from graders.checks.submission import GradingRun
 from graders.pipeline.verdicts import VERDICTS
 
@@ -52,6 +53,7 @@ class GradingJob:
     path: str | None = None  # the kernel's working folder; a private temporary one if None
     known: dict = field(default_factory=dict)  # exercise -> its verdicts, known from the same program's
     defer: list[str] = field(default_factory=list)  # exercises whose verdicts another job computes now
+    modules: dict[str, str] = field(default_factory=dict)  # the submission's own modules (helpers.py): name -> source
 
     @property
     def key(self) -> str:
@@ -115,6 +117,8 @@ def execute_and_judge(job: GradingJob) -> JobResult:
     nb = nbformat.reads(job.notebook, as_version=4)
     # what nbgrader's autograde sets around these steps: the notebook's self-checks see they are autograded
     with tempfile.TemporaryDirectory(prefix="vecgrade-job-") as scratch, setenv(NBGRADER_EXECUTION="autograde"):
+        if job.path is None:  # beside the notebook, as submitted: the kernel imports them, the verdicts read them
+            write_modules(scratch, job.modules)
         shared: dict = {"known": job.known, "defer": list(job.defer), "computed": {}}
         resources: dict = {"unique_key": job.notebook_id, "metadata": {"path": job.path or scratch},
                      "nbgrader": {"student": job.student, "assignment": job.assignment,

@@ -17,6 +17,7 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Instance, Integer, Unicode
 
+from graders.checks.own_modules import read_modules
 from graders.checks.submission import GradingRun
 from graders.checks.vocabulary import Timeouts, Verdict
 from graders.model.exercise import PARTS, load_assignment_once
@@ -75,11 +76,14 @@ class TrustedVerdicts(NbGraderPreprocessor):
         confined, status = sandbox.status()
         (self.log.info if confined else self.log.warning)("vecgrade: %s", status)
         run = self.grading_run()
+        # the submission's own modules beside the notebook (helpers.py): the kernel imported them from there
+        modules = read_modules(resources.get("metadata", {}).get("path"))
         try:
             results = run.grade(
                 assignment, submission_cells(nb, assignment), limits,
                 Timeouts(call=self.call_timeout, cell=self.cell_timeout), sandbox=sandbox,
-                notebook_timeout=self.notebook_timeout, known=shared["known"], defer=shared["defer"])
+                notebook_timeout=self.notebook_timeout, known=shared["known"], defer=shared["defer"],
+                modules=modules)
             shared["computed"] = {name: results[name] for name in run.computed}
         except Exception as exc:  # noqa: BLE001 - fail closed: no verdict, no points
             self.log.exception("vecgrade: could not grade %s", resources["nbgrader"].get("student"))

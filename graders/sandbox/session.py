@@ -28,6 +28,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from typing import Sequence
 
 from graders.sandbox.clock import ClockUnavailable, CpuClock, listen_for_credentials, recv_hello
 from graders.sandbox.wire import WireError, decode, encode, recv_frame, send_frame
@@ -280,11 +281,14 @@ class Template:
 
 class WorkerSession:
     """One child that has run ``cells``; ``request`` sends an operation and waits for its whole reply,
-    ``timed_request`` also reads the child's CPU clock around it."""
+    ``timed_request`` also reads the child's CPU clock around it. ``modules`` (name, label, source): the
+    student's own modules, loaded first, so the cells import them."""
 
     def __init__(self, cells: list[tuple[str, str]], limits: Limits = Limits(), sandbox=None,
-                 template: Template | None = None, cell_timeout: float = 30.0, server: ForkServer | None = None):
+                 template: Template | None = None, cell_timeout: float = 30.0, server: ForkServer | None = None,
+                 modules: Sequence[tuple[str, str, str]] = ()):
         self.cells = list(cells)
+        self.modules = list(modules)
         self.limits = limits
         self.cell_timeout = cell_timeout
         self.owns_template = template is None
@@ -300,7 +304,8 @@ class WorkerSession:
 
     def sibling(self) -> WorkerSession:
         """A new child of the same template running the same cells (started on first use)."""
-        return WorkerSession(self.cells, self.limits, template=self.template, cell_timeout=self.cell_timeout)
+        return WorkerSession(self.cells, self.limits, template=self.template, cell_timeout=self.cell_timeout,
+                             modules=self.modules)
 
     def start(self) -> None:
         """Fork a child and run the cells in it, one by one, each within ``cell_timeout``."""
@@ -311,10 +316,11 @@ class WorkerSession:
             self.kill()
             raise WorkerFailure("the Python process that runs it could not start") from None
         self.load_errors = []
-        for label, source in self.cells:
+        loads = [("load_module", label, {"name": name, "source": source}) for name, label, source in self.modules]
+        loads += [("load_cell", label, {"source": source}) for label, source in self.cells]
+        for op, label, payload in loads:
             try:
-                reply, _ = self._send("load_cell", self.cell_timeout + 5, label=label, source=source,
-                                      budget=self.cell_timeout)
+                reply, _ = self._send(op, self.cell_timeout + 5, label=label, budget=self.cell_timeout, **payload)
             except WorkerFailure as exc:
                 raise WorkerFailure(f"could not run cell `{label}`: it {exc}") from None
             if "error" in reply:

@@ -19,6 +19,7 @@ Two roles, one module:
 Everything it sends goes through ``graders.sandbox.wire``: plain data only.
 """
 from __future__ import annotations
+import __future__
 
 import linecache
 import mmap
@@ -28,6 +29,7 @@ import socket
 import sys
 import threading
 import time
+import types
 
 from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
 
@@ -103,6 +105,10 @@ def plain(out, containers: bool = False):
                    "refused: return the tensor itself)")
 
 
+# annotations stay strings: the checker never sees them evaluated, so the child never evaluates them either
+_COMPILE_FLAGS = __future__.annotations.compiler_flag
+
+
 class Worker:
     def __init__(self):
         # what the student prints or displays goes nowhere here (the kernel shows it in feedback): formatting a
@@ -113,19 +119,29 @@ class Worker:
 
     # each handler returns a dict of plain values
     def load_cell(self, label, source, budget):
-        """Run one cell; a cell that runs past ``budget`` seconds is stopped, and loading goes on."""
-        from IPython.core.inputtransformer2 import TransformerManager
+        """Run one cell as given (plain Python: the grader sends exactly the code it checked, at the cell's own
+        line numbers); a cell that runs past ``budget`` seconds is stopped, and loading goes on."""
+        return self._run(label, source, budget, self.namespace)
+
+    def load_module(self, name, label, source, budget):
+        """Run a module of the student's own (``helpers.py`` beside the notebook) into a fresh module registered
+        in ``sys.modules``, before the cells load, so that they import it as the kernel did."""
+        module = types.ModuleType(name)
+        module.__dict__.update(print=_discard, display=_discard)
+        sys.modules[name] = module
+        return self._run(label, source, budget, module.__dict__)
+
+    def _run(self, label, source, budget, namespace):
         filename = f"<{label}>"
         self.filenames.add(filename)
         signal.signal(signal.SIGALRM, _alarm)
         try:
-            source = TransformerManager().transform_cell(source)
             # like IPython: keep the cell's source, so inspect (and TorchScript) can read it
             linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-            code = compile(source, filename, "exec")
+            code = compile(source, filename, "exec", flags=_COMPILE_FLAGS, dont_inherit=True)
             signal.setitimer(signal.ITIMER_REAL, budget)
             try:
-                exec(code, self.namespace)
+                exec(code, namespace)
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         except CellTimeout:
@@ -218,7 +234,7 @@ def _handle(worker: Worker, data: bytes, fds: list[int]) -> bytes:
     try:
         regions = _shared_regions(fds)
         op, payload = decode(data, regions)
-        if op not in ("load_cell", "call", "bench", "count"):
+        if op not in ("load_cell", "load_module", "call", "bench", "count"):
             raise LookupError(f"unknown request {op!r}")
         reply = {"ok": getattr(worker, op)(**payload)}
         return encode(reply, regions)
@@ -232,8 +248,6 @@ def _handle(worker: Worker, data: bytes, fds: list[int]) -> bytes:
 def _warm_up() -> None:
     """Pay once, in the template, what every child would pay: lazy imports, dispatch-mode machinery."""
     import torch
-    from IPython.core.inputtransformer2 import TransformerManager
-    TransformerManager().transform_cell("x = 1\n")
     worker = Worker()
     worker.load_cell("warm-up", "import torch\ndef f(a):\n    return (a[:, None] * a[None]).softmax(-1).sum()\n", 30)
     worker.count("f", (torch.randn(4, 3),), (torch.randn(4, 3),), {}, 10_000)

@@ -1,0 +1,61 @@
+"""A student's own Python modules beside the notebook (``helpers.py``): which files the grader takes.
+
+The kernel imports such a module from the notebook's folder, so "correct" and "fast" are judged on the code
+as the kernel sees it: the grading child loads the module (checked with the same rules as a cell, by
+graders.checks.static) before the cells. Importing it costs "vectorized" (only the notebook's code can be
+graded as vectorized: paste the module's code into a cell); its loops count like a cell's, and code of it
+outside the checked subset costs "fast" too.
+
+Taken: regular files ``<name>.py`` at the top of the submission folder, at most ``MAX_MODULE_BYTES`` each
+(``MAX_MODULES`` at most, by name), UTF-8, whose name is an identifier that is not a keyword, not a standard
+or built-in module and not a module installed for the grader (so ``torch.py`` or ``numpy.py`` never stands
+in for the library). Anything else beside the notebook is ignored.
+"""
+from __future__ import annotations
+
+import importlib.machinery
+import keyword
+import os
+import sys
+from pathlib import Path
+from typing import Mapping
+
+MAX_MODULE_BYTES = 64 * 1024
+MAX_MODULES = 16
+
+
+def own_module_name(name: str) -> bool:
+    """Whether a file ``<name>.py`` beside the notebook can be a module of the student's own."""
+    if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_"):
+        return False
+    if name in sys.stdlib_module_names or name in sys.builtin_module_names or name in sys.modules:
+        return False
+    here = os.getcwd()
+    paths = [p for p in sys.path if p and os.path.abspath(p) != here]
+    return importlib.machinery.PathFinder.find_spec(name, paths) is None
+
+
+def read_modules(folder: str | os.PathLike | None) -> dict[str, str]:
+    """The student's own modules in ``folder`` (name -> source); {} when there is no such folder."""
+    if not folder or not Path(folder).is_dir():
+        return {}
+    found: dict[str, str] = {}
+    for path in sorted(Path(folder).glob("*.py")):
+        if len(found) == MAX_MODULES:
+            break
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_MODULE_BYTES:
+            continue
+        if not own_module_name(path.stem):
+            continue
+        try:
+            found[path.stem] = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return found
+
+
+def write_modules(folder: str | os.PathLike, modules: Mapping[str, str]) -> None:
+    """Put the modules back beside a notebook (a scratch folder), so its kernel can import them too."""
+    for name, source in modules.items():
+        if own_module_name(name):
+            (Path(folder) / f"{name}.py").write_text(source, encoding="utf-8")
