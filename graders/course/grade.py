@@ -15,7 +15,6 @@ import csv
 import multiprocessing
 import re
 import secrets
-import tempfile
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -32,7 +31,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sqlalchemy.exc import SAWarning
 
 from graders.course.directory import Course
+from graders.pipeline.intake import Intake
 from graders.pipeline.precomputed import GradingJob, PutBackPrecomputed, definitions_files, execute_and_judge
+from graders.sandbox.scratch import Scratch
 
 
 @dataclass
@@ -123,6 +124,8 @@ def _sanitized_jobs(course: Course, config, assignment: str, student: str, steps
     autograde then meets it and reports its real reason.
     """
     folder = course.root / "submitted" / student / assignment
+    if Intake(config=config).refusal(str(folder), f"{student}/{assignment}"):
+        return []  # refused at intake (links, too many files or bytes): nbgrader's autograde says why
     jobs = []
     for path in sorted(folder.glob("*.ipynb")):
         resources = {"unique_key": path.stem, "metadata": {"path": str(folder)},
@@ -215,7 +218,7 @@ def _grade_split(course: Course, assignment: str, students: list[str], console: 
     errors: dict[str, list[str]] = {s: [] for s in students}
     seconds: dict[str, float] = {s: 0.0 for s in students}
     results = []
-    with tempfile.TemporaryDirectory(prefix="vecgrade-graded-") as graded_dir, \
+    with Scratch("graded") as graded_dir, \
             _progress(console, assignment, len(students)) as progress:
         task = progress.add_task("grade", total=len(students), assignment=assignment, student="")
         remaining = {s: len(js) for s, js in work.items()}

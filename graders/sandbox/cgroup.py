@@ -235,7 +235,7 @@ def _kill_members(parent: int, name: str) -> None:
                 pass
 
 
-def sweep(parents: list[int], prefix: str = "", wait: float = 0) -> None:
+def sweep(parents: list[int], prefix: str = "", wait: float = 0.5) -> None:
     """Remove the groups (named ``prefix``...) whose owner has ended, killing anything still in them."""
     names = {entry for fd in parents for entry in os.listdir(fd) if entry.startswith(prefix) and owner.is_tag(entry)}
     for name in sorted(names):
