@@ -82,9 +82,10 @@ c.Sandbox.pids = 256
 c.Sandbox.scratch_mb = 256
 c.Sandbox.cpu_s = 300
 c.Sandbox.file_mb = 16
-# a submission holding more entries or bytes than this is refused before nbgrader copies any of it
+# a submission holding more entries, bytes or cells in a notebook than this is refused before nbgrader copies it
 c.Intake.max_files = 100
 c.Intake.max_bytes = 20 * 1024 * 1024
+c.Intake.max_cells = 10_000
 c.Sandbox.course_root = here  # student code gets private copies, never a folder of the course
 
 # feedback and the formgrader's view: no <script> or event handler from a student's cells survives

@@ -235,3 +235,33 @@ def test_with_cgroups_the_status_gives_the_jails_limits(tmp_path):
     assert "a cgroup per jail (3000 MB, 99 tasks)" in box.status()[1]
     assert "--cgroup" in box.jail_args(str(tmp_path))
     assert Sandbox(require_cgroup=True).check() is True  # control: with groups, requiring them refuses nothing
+
+
+def test_on_cgroup_v2_the_group_gets_the_unified_limits_and_controllers(tmp_path, monkeypatch):
+    """The v2 layout, in a folder standing for /sys/fs/cgroup (the kernel would make the control files itself):
+    memory and pids enabled below the root and below vecgrade/, memory.max, no swap, pids.max, the process
+    moved in, and back out when it leaves."""
+    (tmp_path / "cgroup.controllers").write_text("cpu io memory pids\n")
+    (tmp_path / "cgroup.subtree_control").write_text("cpu\n")
+    (tmp_path / "cgroup.procs").write_text("")
+    group = tmp_path / cgroup.PARENT / owner.tag()
+    group.mkdir(parents=True)
+    (tmp_path / cgroup.PARENT / "cgroup.subtree_control").write_text("")
+    for name in ("memory.max", "memory.swap.max", "pids.max", "cgroup.procs"):
+        (group / name).write_text("")
+    hierarchy = find_hierarchy(f"cgroup2 {tmp_path} cgroup2 rw 0 0\n")
+    assert hierarchy == Hierarchy(2, (str(tmp_path),))
+    monkeypatch.setattr(cgroup, "hierarchy", lambda: hierarchy)
+    monkeypatch.setattr(cgroup, "_home", lambda h: [str(tmp_path)])  # where this process is: the root here
+    jail = cgroup.JailGroup.create(512 << 20, 64)
+    assert (tmp_path / "cgroup.subtree_control").read_text() == "+memory +pids"
+    assert (tmp_path / cgroup.PARENT / "cgroup.subtree_control").read_text() == "+memory +pids"
+    assert [(group / n).read_text() for n in ("memory.max", "memory.swap.max", "pids.max", "cgroup.procs")] == \
+        [str(512 << 20), "0", "64", str(os.getpid())]
+    jail.leave()
+    assert (tmp_path / "cgroup.procs").read_text() == str(os.getpid())
+    jail.close_fds()
+    # control: without the pids controller file the group is refused, not made half-limited
+    (group / "pids.max").unlink()
+    with pytest.raises(OSError, match="no memory or no pids limit"):
+        cgroup.JailGroup.create(512 << 20, 64)

@@ -10,7 +10,8 @@ minutes. ``SafeAutograde`` walks the submission once with ``lstat`` first
 as a cap is passed) and refuses it whole (one line in the log; the batch goes
 on with the next student) when it holds a symlink, a device, a FIFO or a
 socket, more than ``Intake.max_files`` entries or more than
-``Intake.max_bytes`` bytes. It also refuses to grade at all when the sandbox
+``Intake.max_bytes`` bytes, or a notebook of more than ``Intake.max_cells``
+cells (nbgrader's own steps cost time per cell, outside every budget). It also refuses to grade at all when the sandbox
 is asked for and unavailable (see ``Sandbox.check``).
 
 nbgrader picks its converter class itself, so ``install()`` (called from
@@ -21,6 +22,7 @@ load before converting) points both at ``SafeAutograde``; config written for
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import shutil
 import stat
@@ -100,6 +102,9 @@ class Intake(Configurable):
                                   "anything").tag(config=True)
     max_bytes = Integer(20 * 1024 ** 2, help="Largest total size of one submission's files, in bytes; more "
                                              "refuses it before nbgrader copies anything").tag(config=True)
+    max_cells = Integer(10_000, help="Most cells one submitted notebook may hold: nbgrader's own steps cost time "
+                                     "per cell outside every budget (about 2 ms each, where the gradebook is "
+                                     "written); more refuses the submission").tag(config=True)
 
     def verdict(self, found: Survey, who: str) -> str | None:
         """The one-line refusal for what ``survey`` found in ``who``'s submission, or None."""
@@ -114,10 +119,27 @@ class Intake(Configurable):
         return None
 
     def refusal(self, folder: str, who: str) -> str | None:
-        """Why the submission in ``folder`` is refused (one line), or None (also when there is no folder)."""
+        """Why the submission in ``folder`` is refused (one line), or None (also when there is no folder).
+        The notebooks nbgrader grades are read only once the walk has passed the caps (so at most ``max_bytes``)."""
         if not os.path.isdir(folder):
             return None
-        return self.verdict(survey(folder, self.max_files, self.max_bytes), who)
+        found = survey(folder, self.max_files, self.max_bytes)
+        refused = self.verdict(found, who)
+        for path in [] if refused else [p for p in found.files if os.sep not in p and p.endswith(".ipynb")]:
+            if _cells(os.path.join(folder, path)) > self.max_cells:
+                return (f"UnsafeSubmissionError: {who}/{path} holds more than {self.max_cells} cells; "
+                        "keep only the cells the notebook needs")
+        return refused
+
+
+def _cells(path: str) -> int:
+    """How many cells the notebook at ``path`` holds (0 when it is not one: nbgrader says why later)."""
+    try:
+        with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as f:
+            cells = json.load(f).get("cells")
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return len(cells) if isinstance(cells, list) else 0
 
 
 def copy_regular_files(source: str, dest: str, intake: Intake | None = None, ignore: Sequence[str] = ()) -> None:

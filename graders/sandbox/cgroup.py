@@ -161,12 +161,19 @@ class JailGroup:
         group = cls(owner.tag(), parents, homes)
         try:
             for fd in parents:
-                os.mkdir(group.name, dir_fd=fd)
+                try:
+                    os.mkdir(group.name, dir_fd=fd)
+                except FileExistsError:  # made by this process before (the name is its tag): reused
+                    pass
             group._limit(memory_bytes, tasks)
             for fd in parents:
                 _write(fd, os.path.join(group.name, "cgroup.procs"), str(os.getpid()))
         except OSError:
-            group.remove(wait=0)
+            try:
+                group.remove(wait=0)
+            except OSError:
+                pass  # what made it fail is the error to report
+            group.close_fds()
             raise
         return group
 
