@@ -35,8 +35,9 @@ c.CourseDirectory.course_id = "vecgrade"
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(here, "gradebook.db")
 c.Exchange.root = os.path.join(here, "exchange")
 
-# refuse symlinks and special files in submitted/ (lstat) before nbgrader copies anything, and refuse
-# to grade at all when the sandbox is unavailable (unless Sandbox.enabled = False is set on purpose)
+# refuse symlinks, special files and oversized submissions in submitted/ (lstat, Intake.*) before nbgrader
+# copies anything, and refuse to grade at all when the sandbox is unavailable (unless Sandbox.enabled = False
+# is set on purpose)
 intake.install()
 
 # the student's code: a stub that raises, so an untouched answer fails "correct"
@@ -74,10 +75,17 @@ c.Autograde.autograde_preprocessors = [
 c.TrustedVerdicts.assignments_dir = os.path.join(here, "assignments")
 c.TrustedVerdicts.call_timeout = 5.0
 c.TrustedVerdicts.load_timeout = 60.0
-# limits of the processes that run student code: kernel and worker inside the jail, the worker alone without it
+# limits of the processes that run student code: kernel and worker inside the jail, the worker alone without it;
+# memory_mb and pids also bound each jail as a whole (a cgroup, as root), scratch_mb its writable tmpfs
 c.Sandbox.memory_mb = 6144
+c.Sandbox.pids = 256
+c.Sandbox.scratch_mb = 256
 c.Sandbox.cpu_s = 300
 c.Sandbox.file_mb = 16
+# a submission holding more entries, bytes or cells in a notebook than this is refused before nbgrader copies it
+c.Intake.max_files = 100
+c.Intake.max_bytes = 20 * 1024 * 1024
+c.Intake.max_cells = 10_000
 c.Sandbox.course_root = here  # student code gets private copies, never a folder of the course
 
 # feedback and the formgrader's view: no <script> or event handler from a student's cells survives

@@ -88,6 +88,7 @@ class Case:
     raw: str | None = None  # the submitted file's bytes, when it is not a notebook at all
     link: str | None = None  # a symlink placed next to the notebook in submitted/, pointing here
     shows: str = ""
+    files: dict[str, bytes] = field(default_factory=dict)  # more files next to the notebook: name -> bytes
 
     def write(self, release_nb, dest) -> None:
         if self.raw is not None:
@@ -107,6 +108,8 @@ class Case:
         dest.write_text(json.dumps(nb))
         if self.link is not None:
             (dest.parent / "notes.txt").symlink_to(self.link)
+        for name, data in self.files.items():
+            (dest.parent / name).write_bytes(data)
 
 
 PEEK = "try:\n    print(open({path!r}, 'rb').read(40))\nexcept Exception as exc:\n    print('blocked:', type(exc).__name__)\n"

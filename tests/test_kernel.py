@@ -9,6 +9,7 @@ import os
 import sys
 
 import pytest
+from traitlets.config import Config
 
 from graders.pipeline import kernel
 from graders.pipeline.kernel import SandboxedKernelManager, ipykernel_argv
@@ -23,15 +24,18 @@ print({"uid": os.getuid(), "host": socket.gethostname(), "course": os.path.exist
 """
 
 
-async def _session(cwd, codes, interrupt_after=None):
-    """Run ``codes`` one by one in a fresh sandboxed kernel; (stdout text, error names) per code."""
-    km = SandboxedKernelManager(kernel_name="python3")
+async def _session(cwd, codes, interrupt_after=None, config=None, during=None):
+    """Run ``codes`` one by one in a fresh sandboxed kernel; (stdout text, error names) per code.
+    ``during(km)`` runs once the kernel is ready (a look at its scratch folder from the grader's side)."""
+    km = SandboxedKernelManager(kernel_name="python3", **({"config": config} if config else {}))
     await km.start_kernel(cwd=str(cwd), env={**os.environ, "NBGRADER_EXECUTION": "autograde"})
     kc = km.client()
     kc.start_channels()
     results = []
     try:
         await kc.wait_for_ready(timeout=60)
+        if during is not None:
+            during(km)
         for code in codes:
             out, errors = [], []
 
@@ -103,3 +107,41 @@ def test_only_this_pythons_ipykernel_is_forked():
     assert ipykernel_argv(["python3", "-m", "ipykernel_launcher", "-f", "c.json"]) == ["-f", "c.json"]
     assert ipykernel_argv(["/opt/other/bin/python", "-m", "ipykernel_launcher", "-f", "c.json"]) is None
     assert ipykernel_argv([sys.executable, "-m", "other_kernel", "-f", "c.json"]) is None
+
+
+FILL = """import errno, os
+written = 0
+try:
+    for i in range(100):
+        with open(f"fill-{i}", "wb") as f:  # in its working copy, inside the scratch
+            f.write(b"x" * (8 << 20))
+        written += 8
+except OSError as exc:
+    print(written, errno.errorcode.get(exc.errno))
+"""
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("how", ["exec", "forked"])
+def test_the_kernel_writes_into_a_tmpfs_of_its_own_size_and_goes_on_when_it_is_full(confined, tmp_path,
+                                                                                      monkeypatch, how):
+    if how == "exec":
+        monkeypatch.setattr(kernel, "ipykernel_argv", lambda cmd: None)
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "data.csv").write_text("1,2\n")
+    seen = {}
+
+    def look(km):  # the grader's side: a mount of the size asked for, holding the copy and the sockets
+        stats = os.statvfs(km.scratch.name)
+        seen.update(mount=os.path.ismount(km.scratch.name), mb=stats.f_blocks * stats.f_frsize >> 20,
+                    names=sorted(os.listdir(km.scratch.name)), scratch=km.scratch.name)
+
+    config = Config({"Sandbox": {"scratch_mb": 40}})
+    results = asyncio.run(_session(tmp_path / "work", [FILL, "print(open('data.csv').read().strip(), 'still here')"],
+                                   config=config, during=look))
+    # IPython's history thread may say, in either output, that it could not save into the full scratch
+    assert "32 ENOSPC\n" in results[0][0] and results[0][1] == []  # 4 of 8 MB in 40 MB that hold the copy too
+    assert "1,2 still here\n" in results[1][0] and results[1][1] == []  # the kernel goes on, its copy intact
+    assert seen["mount"] and seen["mb"] == 40 and "connection.json" in seen["names"] and "work" in seen["names"]
+    assert any(name.startswith("zmq") for name in seen["names"])  # the ZeroMQ sockets live there too
+    assert not os.path.exists(seen["scratch"])  # unmounted and removed with the kernel

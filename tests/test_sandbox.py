@@ -352,3 +352,42 @@ def test_one_students_fork_bomb_does_not_starve_another(tmp_path):
     finally:
         os.killpg(hog.pid, signal.SIGKILL)
         hog.wait()
+
+
+FILL = r'''
+import errno, os
+written = 0
+try:
+    for i in range(100):
+        with open(os.path.join(os.environ["HOME"], f"fill-{i}"), "wb") as f:
+            f.write(b"x" * (8 << 20))
+        written += 8
+    report = {"written": written, "error": None}
+except OSError as exc:
+    report = {"written": written, "error": errno.errorcode.get(exc.errno)}
+print(report)
+'''
+
+
+def fill_scratch(box, how):
+    """FILL in a jail whose scratch is made as grading makes it (``Sandbox.scratch``), then removed."""
+    if how == "forked":
+        return forked_probe(box, FILL)
+    scratch = box.scratch("worker")
+    try:
+        assert os.path.ismount(scratch.name)  # a tmpfs on the host: the grader sees what the jail writes
+        return run_probe(box, FILL, scratch.name)
+    finally:
+        scratch.cleanup()
+        assert not os.path.exists(scratch.name)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the scratch is a tmpfs only as root (mounted on the host)")
+@pytest.mark.parametrize("how", HOW)
+def test_writing_past_the_scratch_size_fails_inside_the_jail_only(sandbox, how):
+    """HOME and TMPDIR hold ``scratch_mb``: the fourth 8 MB file of a 30 MB scratch fails with ENOSPC
+    (the jail goes on and reports it); a larger scratch takes more (the size is what stopped it)."""
+    sandbox.scratch_mb = 30
+    assert fill_scratch(sandbox, how) == {"written": 24, "error": "ENOSPC"}
+    sandbox.scratch_mb = 60
+    assert fill_scratch(sandbox, how) == {"written": 56, "error": "ENOSPC"}

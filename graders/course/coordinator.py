@@ -15,7 +15,6 @@ executors), and the run's verdicts by program (graders.checks.identity). For eac
 from __future__ import annotations
 
 import secrets
-import tempfile
 import warnings
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -34,8 +33,10 @@ from graders.course.directory import Course
 from graders.course.executors import executor
 from graders.course.record import StudentResult, autograde
 from graders.model.notebook import submission_cells
+from graders.pipeline.intake import Intake
 from graders.pipeline.precomputed import GradingJob, JobResult, PutBackPrecomputed, definitions_files
 from graders.pipeline.verdicts import write_verdicts
+from graders.sandbox.scratch import Scratch
 
 
 @dataclass
@@ -87,6 +88,8 @@ class ClassGrader:
         to the gradebook, say) gets no job: nbgrader's own autograde then meets it and says why."""
         folder = self.course.root / "submitted" / student / self.assignment_name
         assignment = self.course.assignments[self.assignment_name]
+        if Intake(config=self.config).refusal(str(folder), f"{student}/{self.assignment_name}"):
+            return []  # refused at intake (links, too many files or bytes): nbgrader's autograde says why
         planned = []
         modules = read_modules(folder)  # the student's own helpers.py beside the notebooks
         for path in sorted(folder.glob("*.ipynb")):
@@ -124,7 +127,7 @@ class ClassGrader:
         """Grade ``students``' submissions and record each through nbgrader, in the order they finish;
         ``on_start``/``on_result`` follow each student (a progress bar, a log line)."""
         results: list[StudentResult] = []
-        with tempfile.TemporaryDirectory(prefix="vecgrade-graded-") as self.graded_dir, \
+        with Scratch("graded") as self.graded_dir, \
                 self.course.api(config=self.record_config()) as api:
 
             def record(student: str, state: Progress) -> None:

@@ -1,12 +1,17 @@
-"""What nbgrader may take from ``submitted/``: regular files and folders only, checked before any copy.
+"""What nbgrader may take from ``submitted/``: a few regular files and folders, checked before any copy.
 
 nbgrader 0.9.6 copies a submission into ``autograded/`` with ``shutil.copy``,
 as the grader (root), following symlinks: a link to ``gradebook.db`` or to
 another student's notebook put that file where the student's kernel could
-read it, and a link to ``/dev/zero`` would fill the disk. ``SafeAutograde``
-checks the submission with ``lstat`` first and refuses it whole (one line in
-the log; the batch goes on with the next student) when it holds a symlink, a
-device, a FIFO or a socket. It also refuses to grade at all when the sandbox
+read it, and a link to ``/dev/zero`` would fill the disk. Its ``is_ignored``
+globs the folder once per file, so 20,000 small files cost it about 40
+minutes. ``SafeAutograde`` walks the submission once with ``lstat`` first
+(``survey``: never following a link, never reading a file, stopping as soon
+as a cap is passed) and refuses it whole (one line in the log; the batch goes
+on with the next student) when it holds a symlink, a device, a FIFO or a
+socket, more than ``Intake.max_files`` entries or more than
+``Intake.max_bytes`` bytes, or a notebook of more than ``Intake.max_cells``
+cells (nbgrader's own steps cost time per cell, outside every budget). It also refuses to grade at all when the sandbox
 is asked for and unavailable (see ``Sandbox.check``).
 
 nbgrader picks its converter class itself, so ``install()`` (called from
@@ -16,50 +21,141 @@ load before converting) points both at ``SafeAutograde``; config written for
 """
 from __future__ import annotations
 
+import fnmatch
+import json
 import os
 import shutil
 import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from nbgrader.converters import Autograde
 from nbgrader.converters.base import NbGraderException
+from traitlets import Integer
+from traitlets.config import Configurable
 
 from graders.sandbox.policy import Sandbox
 
 
 class UnsafeSubmissionError(NbGraderException):
-    """A submission holds something other than regular files and folders."""
+    """A submission holds something other than a few regular files and folders."""
 
 
 class GradingRefusedError(NbGraderException):
     """Confinement was asked for and is unavailable: no student code runs (named so that the log says why)."""
 
 
+@dataclass
+class Survey:
+    """What one walk of a folder saw (all of it, unless the walk stopped at a cap: ``over``)."""
+
+    bad: list[str] = field(default_factory=list)  # neither a regular file nor a real folder
+    files: list[str] = field(default_factory=list)  # regular files
+    folders: list[str] = field(default_factory=list)
+    entries: int = 0
+    size: int = 0  # bytes of the regular files
+    over: str = ""  # "files" or "bytes": the cap that stopped the walk
+
+
+def survey(folder: str, max_files: int | None = None, max_bytes: int | None = None,
+           ignore: Sequence[str] = ()) -> Survey:
+    """One walk of ``folder`` with lstat (paths relative to it), stopping as soon as there are more than
+    ``max_files`` entries or ``max_bytes`` bytes; entries whose name matches an ``ignore`` glob are skipped."""
+    found = Survey()
+    pending = [""]
+    while pending:
+        where = pending.pop()
+        with os.scandir(os.path.join(folder, where)) as entries:
+            for entry in entries:
+                if any(fnmatch.fnmatch(entry.name, glob) for glob in ignore):
+                    continue
+                found.entries += 1
+                if max_files is not None and found.entries > max_files:
+                    found.over = "files"
+                    return found
+                path = os.path.join(where, entry.name)
+                mode = entry.stat(follow_symlinks=False)  # lstat: a link is never followed
+                if stat.S_ISDIR(mode.st_mode):
+                    found.folders.append(path)
+                    pending.append(path)
+                elif stat.S_ISREG(mode.st_mode):
+                    found.files.append(path)
+                    found.size += mode.st_size
+                    if max_bytes is not None and found.size > max_bytes:
+                        found.over = "bytes"
+                        return found
+                else:
+                    found.bad.append(path)
+    return found
+
+
 def unsafe_entries(folder: str) -> list[str]:
     """Every entry under ``folder`` that is not a regular file or a real folder (checked with lstat)."""
-    bad = []
-    for dirpath, dirnames, filenames in os.walk(folder):  # os.walk never descends into a linked folder
-        for name in dirnames + filenames:
-            path = os.path.join(dirpath, name)
-            mode = os.lstat(path).st_mode
-            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                bad.append(os.path.relpath(path, folder))
-    return sorted(bad)
+    return sorted(survey(folder).bad)
 
 
-def copy_regular_files(source: str, dest: str) -> None:
-    """A private copy of ``source``'s regular files and folders; anything else is left out (lstat)."""
+class Intake(Configurable):
+    """The caps a submission must keep to before nbgrader (or a kernel) copies any of it."""
+
+    max_files = Integer(100, help="Most files and folders one submission may hold, counted with lstat in "
+                                  "one walk that stops at the cap; more refuses it before nbgrader copies "
+                                  "anything").tag(config=True)
+    max_bytes = Integer(20 * 1024 ** 2, help="Largest total size of one submission's files, in bytes; more "
+                                             "refuses it before nbgrader copies anything").tag(config=True)
+    max_cells = Integer(10_000, help="Most cells one submitted notebook may hold: nbgrader's own steps cost time "
+                                     "per cell outside every budget (about 2 ms each, where the gradebook is "
+                                     "written); more refuses the submission").tag(config=True)
+
+    def verdict(self, found: Survey, who: str) -> str | None:
+        """The one-line refusal for what ``survey`` found in ``who``'s submission, or None."""
+        keep = "keep only the notebook and the files it needs"
+        if found.bad:
+            return (f"UnsafeSubmissionError: {who} holds {', '.join(sorted(found.bad)[:5])}, "
+                    "which is not a regular file (symlinks, devices, FIFOs and sockets are refused)")
+        if found.over == "files":
+            return f"UnsafeSubmissionError: {who} holds more than {self.max_files} files; {keep}"
+        if found.over == "bytes":
+            return f"UnsafeSubmissionError: {who} holds more than {self.max_bytes / 1024 ** 2:g} MB; {keep}"
+        return None
+
+    def refusal(self, folder: str, who: str) -> str | None:
+        """Why the submission in ``folder`` is refused (one line), or None (also when there is no folder).
+        The notebooks nbgrader grades are read only once the walk has passed the caps (so at most ``max_bytes``)."""
+        if not os.path.isdir(folder):
+            return None
+        found = survey(folder, self.max_files, self.max_bytes)
+        refused = self.verdict(found, who)
+        for path in [] if refused else [p for p in found.files if os.sep not in p and p.endswith(".ipynb")]:
+            if _cells(os.path.join(folder, path)) > self.max_cells:
+                return (f"UnsafeSubmissionError: {who}/{path} holds more than {self.max_cells} cells; "
+                        "keep only the cells the notebook needs")
+        return refused
+
+
+def _cells(path: str) -> int:
+    """How many cells the notebook at ``path`` holds (0 when it is not one: nbgrader says why later)."""
+    try:
+        with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as f:
+            cells = json.load(f).get("cells")
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return len(cells) if isinstance(cells, list) else 0
+
+
+def copy_regular_files(source: str, dest: str, intake: Intake | None = None, ignore: Sequence[str] = ()) -> None:
+    """A private copy of ``source``'s regular files and folders (lstat; anything else is left out), except
+    names matching ``ignore``; over the ``intake`` caps nothing is copied (``UnsafeSubmissionError``)."""
+    max_files, max_bytes = (intake.max_files, intake.max_bytes) if intake is not None else (None, None)
+    found = survey(source, max_files, max_bytes, ignore)
+    if intake is not None and found.over:
+        raise UnsafeSubmissionError(intake.verdict(found, source))
     os.makedirs(dest, exist_ok=True)
-    for dirpath, dirnames, filenames in os.walk(source):
-        target = os.path.join(dest, os.path.relpath(dirpath, source))
-        for name in dirnames:
-            if stat.S_ISDIR(os.lstat(os.path.join(dirpath, name)).st_mode):
-                os.makedirs(os.path.join(target, name), exist_ok=True)
-        for name in filenames:
-            path = os.path.join(dirpath, name)
-            if stat.S_ISREG(os.lstat(path).st_mode):
-                with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as src, \
-                        open(os.path.join(target, name), "wb") as out:
-                    shutil.copyfileobj(src, out)
+    for path in found.folders:
+        os.makedirs(os.path.join(dest, path), exist_ok=True)
+    for path in found.files:
+        with open(os.path.join(source, path), "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as src, \
+                open(os.path.join(dest, path), "wb") as out:
+            shutil.copyfileobj(src, out)
 
 
 class SafeAutograde(Autograde):
@@ -71,13 +167,11 @@ class SafeAutograde(Autograde):
         except Exception as exc:  # noqa: BLE001 - SandboxUnavailableError: one line, no points, batch goes on
             self.log.error("vecgrade: SandboxUnavailableError: %s", exc)
             raise GradingRefusedError(f"SandboxUnavailableError: {exc}") from None
-        folder = self._format_source(assignment_id, student_id)
-        bad = unsafe_entries(folder)
-        if bad:
-            msg = (f"UnsafeSubmissionError: {student_id}/{assignment_id} holds {', '.join(bad[:5])}, "
-                   "which is not a regular file (symlinks, devices, FIFOs and sockets are refused)")
-            self.log.error("vecgrade: %s", msg)
-            raise UnsafeSubmissionError(msg)
+        refusal = Intake(parent=self).refusal(self._format_source(assignment_id, student_id),
+                                              f"{student_id}/{assignment_id}")
+        if refusal:
+            self.log.error("vecgrade: %s", refusal)
+            raise UnsafeSubmissionError(refusal)
         super().init_assignment(assignment_id, student_id)
 
 

@@ -1,9 +1,13 @@
 """The kernel manager nbgrader's ``Execute`` uses: the student's kernel starts inside ``graders.sandbox.jail``.
 
 The kernel works in a PRIVATE copy of the notebook's folder (regular files
-only, see ``graders.pipeline.intake``), inside its own scratch folder, never in
-a folder of ``autograded/``: nothing it writes reaches the course, and nothing
-of the course but that copy is reachable from it.
+only, within the ``Intake`` caps, without the notebooks and the names nbgrader
+ignores, as nbgrader's own autograde leaves them out; see
+``graders.pipeline.intake``), inside its own scratch folder, never in a folder
+of ``autograded/``: nothing it writes reaches the course, and nothing of the
+course but that copy is reachable from it. As root that scratch folder is a
+tmpfs of ``Sandbox.scratch_mb`` on the host: the jail writes there (ENOSPC past
+its size) and the grader still reaches the sockets and connection file in it.
 
 The jail has no network, so the kernel talks to nbgrader over ZeroMQ's IPC
 transport: Unix sockets in its scratch folder, the one writable place it has.
@@ -23,11 +27,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 
 from jupyter_client.manager import AsyncKernelManager
+from nbgrader.coursedir import CourseDirectory
 
-from graders.pipeline.intake import copy_regular_files
+from graders.pipeline.intake import Intake, copy_regular_files
+from graders.sandbox import cgroup
 from graders.sandbox.jail import PASSED_ENV
 from graders.sandbox.policy import Sandbox
 from graders.sandbox.session import ForkServer, WorkerFailure
@@ -82,7 +87,8 @@ class SandboxedKernelManager(AsyncKernelManager):
         super().__init__(*args, **kwargs)
         self.sandbox = Sandbox(parent=self)
         self.confined, self.sandbox_status = self.sandbox.status()
-        self.scratch = tempfile.TemporaryDirectory(prefix="vecgrade-kernel-")
+        self.scratch = self.sandbox.scratch("kernel")
+        self.jail_pid: int | None = None  # a kernel started as a program: its jail's cgroup is released here
         if self.confined:
             self.transport = "ipc"
             self.ip = os.path.join(self.scratch.name, "zmq")
@@ -91,7 +97,8 @@ class SandboxedKernelManager(AsyncKernelManager):
         self.log.info("vecgrade: student kernel %s", self.sandbox_status)
         if self.sandbox.check():  # raises SandboxUnavailableError: no kernel runs unconfined by accident
             work = os.path.join(self.scratch.name, "work")
-            copy_regular_files(kw.get("cwd") or os.getcwd(), work)
+            skip = [*CourseDirectory(config=self.config).ignore, "*.ipynb"]  # what nbgrader does not copy either
+            copy_regular_files(kw.get("cwd") or os.getcwd(), work, Intake(config=self.config), skip)
             # the kernel reads its connection file from its own folder, as its own user
             private = os.path.join(self.scratch.name, "connection.json")
             shutil.copyfile(self.connection_file, private)
@@ -117,6 +124,9 @@ class SandboxedKernelManager(AsyncKernelManager):
             # without a parent pid (meaningless in its own PID namespace) ipykernel prints its
             # "Ctrl-C will not work" banner to stdout, which is the grader's terminal
             kw["stdout"] = subprocess.DEVNULL
+            info = await super()._async_launch_kernel(kernel_cmd, **kw)
+            self.jail_pid = getattr(self.provisioner, "pid", None)
+            return info
         return await super()._async_launch_kernel(kernel_cmd, **kw)
 
     def _forked(self, argv: list[str], jail: list[str]) -> None:
@@ -132,5 +142,8 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         await super()._async_cleanup_resources(restart=restart)
+        if self.jail_pid is not None:
+            cgroup.release(self.jail_pid)
+            self.jail_pid = None
         if not restart:
             self.scratch.cleanup()

@@ -17,7 +17,6 @@ import atexit
 import copy
 import hashlib
 import json
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from traitlets.config import Config
 from graders.checks.own_modules import write_modules
 from graders.checks.submission import GradingRun
 from graders.pipeline.verdicts import VERDICTS
+from graders.sandbox.scratch import Scratch
 
 
 def notebook_key(nb: NotebookNode) -> str:
@@ -67,20 +67,20 @@ def definitions_files(folder: Path) -> dict[str, str]:
             if p.is_file() and p.suffix in (".py", ".md") and "__pycache__" not in p.parts}
 
 
+_definitions: dict[str, Scratch] = {}  # this process's folder per version of the definitions (removed at exit)
+
+
 def _definitions_folder(files: dict[str, str]) -> Path:
-    """A folder holding the definitions, named by their content so a process never mixes two versions."""
+    """A folder holding the definitions, one per version of their content so a process never mixes two."""
     digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16]
-    folder = Path(tempfile.gettempdir()) / f"vecgrade-definitions-{digest}"
-    if not (folder / ".complete").exists():
-        folder.mkdir(parents=True, exist_ok=True)
+    if digest not in _definitions:
+        scratch = Scratch("definitions")
         for name, text in files.items():
-            path = folder / name
+            path = Path(scratch.name) / name
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.part")
-            tmp.write_text(text)
-            tmp.replace(path)
-        (folder / ".complete").write_text("")
-    return folder
+            path.write_text(text)
+        _definitions[digest] = scratch
+    return Path(_definitions[digest].name)
 
 
 _runs: dict[int, GradingRun] = {}  # this process's share of each grading run (a run is one seed)
@@ -116,7 +116,7 @@ def execute_and_judge(job: GradingJob) -> JobResult:
     config.TrustedVerdicts.run = _grading_run(job.seed)
     nb = nbformat.reads(job.notebook, as_version=4)
     # what nbgrader's autograde sets around these steps: the notebook's self-checks see they are autograded
-    with tempfile.TemporaryDirectory(prefix="vecgrade-job-") as scratch, setenv(NBGRADER_EXECUTION="autograde"):
+    with Scratch("job") as scratch, setenv(NBGRADER_EXECUTION="autograde"):
         if job.path is None:  # beside the notebook, as submitted: the kernel imports them, the verdicts read them
             write_modules(scratch, job.modules)
         shared: dict = {"known": job.known, "defer": list(job.defer), "computed": {}}

@@ -24,7 +24,7 @@ Requests on the control socket: ``template`` (the template's socket comes
 with it; no ``jail``: a trusted one), ``kernel`` (ipykernel's arguments); the reply is the pid of the
 process outside the new jail, which is the handle for ``kill`` (killing it
 kills the whole jail). The server exits when the grader closes the control
-socket; every jail it started dies with it.
+socket; every jail it started dies with it, and their cgroups are removed.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ import socket
 import sys
 from typing import Callable
 
-from graders.sandbox import jail, worker
+from graders.sandbox import cgroup, jail, worker
 from graders.sandbox.session import Limits
 from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
 
@@ -83,16 +83,36 @@ def _kernel(argv: list[str]) -> None:
     kernelapp.launch_new_instance()
 
 
+def _end(pid: int) -> None:
+    """Kill a child's group (the process outside a jail: PID 1 and all inside follow it; or a trusted
+    template and the children it forked), reap it, and remove its jail's cgroup."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    os.waitpid(pid, 0)
+    cgroup.release(pid)
+
+
 def serve(control: socket.socket) -> None:
     children: set[int] = set()
+    try:
+        _serve(control, children)
+    finally:
+        for pid in children:  # the grader is gone: so are the jails it asked for
+            _end(pid)
+
+
+def _serve(control: socket.socket, children: set[int]) -> None:
     while True:
         try:
             data, fds = recv_frame_with_fds(control)
         except (EOFError, OSError):
             return
-        for pid in list(children):  # reap the jails that ended by themselves
+        for pid in list(children):  # reap the jails that ended by themselves (each removed its own group)
             if os.waitpid(pid, os.WNOHANG)[0]:
                 children.discard(pid)
+                cgroup.release(pid)
         op, payload = decode(data)
         if (op == "template" and len(fds) == 1) or (op == "kernel" and not fds):
             fd = fds[0] if fds else None
@@ -114,11 +134,7 @@ def serve(control: socket.socket) -> None:
             send_frame(control, encode({"pid": pid}))
         elif op == "kill" and int(payload["pid"]) in children:
             pid = int(payload["pid"])
-            try:  # its group: the process outside a jail (PID 1 and all inside follow it), or a trusted template
-                os.killpg(pid, signal.SIGKILL)  # and the children it forked
-            except ProcessLookupError:
-                pass
-            os.waitpid(pid, 0)
+            _end(pid)
             children.discard(pid)
             send_frame(control, encode({"killed": True}))
         else:

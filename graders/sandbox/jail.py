@@ -1,7 +1,8 @@
 """Run one command confined: its own mount, network, PID, IPC and UTS namespaces, a fresh root, rlimits.
 
     python -m graders.sandbox.jail [--expose PATH] [--expose-rw PATH] [--hide PATH] [--cwd DIR] [--home DIR]
-                           [--env NAME=VALUE] [--memory-mb N] [--cpu-s N] [--file-mb N] [--nproc N] -- COMMAND...
+                           [--env NAME=VALUE] [--memory-mb N] [--cpu-s N] [--file-mb N] [--nproc N]
+                           [--pids N] [--cgroup] -- COMMAND...
 
 The command's file system is built from an ALLOWLIST, not by hiding paths:
 a fresh tmpfs root that holds only the system's programs and libraries
@@ -21,6 +22,12 @@ Its environment is rebuilt from scratch: PATH, LANG, HOME/TMPDIR, the few
 ``PASSED_ENV`` settings and the ``--env`` values, never the grader's other
 variables (which may hold secrets).
 
+Limits: each process has rlimits (address space ``--memory-mb``, CPU time, file size, and
+processes of the jail's own user). With ``--cgroup`` the jail as a whole is also held to
+``--memory-mb`` of memory and ``--pids`` tasks (processes and threads): its first process makes a
+control group of its own (``graders.sandbox.cgroup``) and moves itself into it before anything
+else, so every process of the jail is counted there.
+
 The first stage re-executes itself under ``unshare``; the second stage is PID 1
 of the new namespace: it builds the root, then forks the command and stays as
 a small init that reaps orphans and exits with the command's status. The
@@ -38,6 +45,8 @@ import subprocess
 import sys
 import tempfile
 from typing import Callable, NoReturn
+
+from graders.sandbox import cgroup
 
 NOBODY = 65534
 FIRST_UID = 100_000  # per-jail users start here, above the system's own users
@@ -203,7 +212,14 @@ def enter(args: argparse.Namespace, body: Callable[[], None]) -> NoReturn:
     imported torch once: the student's process starts with what the server loaded, and nothing else.
 
     Like ``unshare --fork --kill-child``: this process stays outside, waits, and exits as PID 1 did;
-    killing it kills PID 1 and so every process of the jail."""
+    killing it kills PID 1 and so every process of the jail. With ``--cgroup`` it makes the jail's
+    group first, leaves it once PID 1 (forked inside it) runs, and removes it when the jail has ended."""
+    group = None
+    if args.cgroup:
+        try:
+            group = cgroup.JailGroup.create(args.memory_mb * 1024 ** 2, args.pids)
+        except OSError:
+            os._exit(74)
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.unshare(CLONE_FLAGS) != 0:
         os._exit(71)
@@ -211,16 +227,23 @@ def enter(args: argparse.Namespace, body: Callable[[], None]) -> NoReturn:
     if init == 0:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         try:
+            if group is not None:
+                group.close_fds()  # no descriptor of the cgroup tree reaches student code
             confine(args, body)
         finally:
             os._exit(72)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is for the command (same process group)
+    if group is not None:
+        group.leave()  # PID 1 and all it forks stay counted; this process is not the jail's
     while True:
         try:
             _, status = os.waitpid(init, 0)
-            os._exit(os.waitstatus_to_exitcode(status) % 256)
+            break
         except InterruptedError:
             continue
+    if group is not None:
+        group.remove()
+    os._exit(os.waitstatus_to_exitcode(status) % 256)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -235,6 +258,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cpu-s", type=int, default=300)
     p.add_argument("--file-mb", type=int, default=16)
     p.add_argument("--nproc", type=int, default=256)
+    p.add_argument("--pids", type=int, default=256, help="tasks of the whole jail (with --cgroup)")
+    p.add_argument("--cgroup", action="store_true",
+                   help="a control group for the jail as a whole: --memory-mb of memory, --pids tasks")
     p.add_argument("--uid", type=int, default=NOBODY, help="the user (and group) the command runs as, when root")
     p.add_argument("--userns", action="store_true", help="not root: map the grader's user to root in a user namespace")
     p.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
@@ -258,6 +284,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit("graders.sandbox.jail: no command given")
     if args.inside:
         confine(args)
+    if args.cgroup:  # this process becomes ``unshare``, which lives as long as the jail: the group's owner
+        try:
+            cgroup.JailGroup.create(args.memory_mb * 1024 ** 2, args.pids)
+        except OSError as exc:
+            sys.exit(f"graders.sandbox.jail: cannot make the jail's cgroup: {exc}")
     argv = list(sys.argv[1:] if argv is None else argv)
     cmd = unshare_command(args.userns)
     os.execvp(cmd[0], cmd + [sys.executable, "-m", "graders.sandbox.jail", "--inside"] + argv)

@@ -11,6 +11,13 @@ answers), and the process's own scratch folder.
 It fails closed: when the machine cannot make the namespaces, ``wrap`` raises
 ``SandboxUnavailableError`` and grading refuses to run, unless
 ``Sandbox.enabled = False`` was set on purpose. ``status()`` says which.
+
+Each jail is also bounded as a whole, as root: a control group of its own (``memory_mb``,
+``pids``; ``graders.sandbox.cgroup``) and a scratch folder that is a tmpfs of ``scratch_mb``
+(``graders.sandbox.scratch``). Where the machine has no usable cgroups (not root, no memory and
+pids controllers), jails still run, with rlimits only, and ``status()`` says so: without a group a
+student can slow the machine down, but still reads nothing and changes no grade; a course that
+would rather refuse sets ``Sandbox.require_cgroup = True``.
 """
 from __future__ import annotations
 
@@ -26,7 +33,9 @@ from traitlets import Bool, Integer, List, Unicode
 from traitlets.config import Configurable
 
 import graders
+from graders.sandbox import cgroup
 from graders.sandbox.jail import FIRST_UID, unshare_command
+from graders.sandbox.scratch import Scratch, tmpfs_available
 from graders.sandbox.session import Limits
 
 
@@ -55,10 +64,19 @@ class Sandbox(Configurable):
     enabled = Bool(True, help="Confine student code; when the machine cannot, refuse to grade "
                               "(False: run student code unconfined, with rlimits only)").tag(config=True)
     # the limits apply to every process running student code, confined or not
-    memory_mb = Integer(6144, help="Address-space limit of a student process").tag(config=True)
+    memory_mb = Integer(6144, help="Memory of one jail as a whole, in MB: all its processes and what they write "
+                                   "in its tmpfs folders (a cgroup, root only); also the address-space limit "
+                                   "of each process, which is all that holds without cgroups").tag(config=True)
     cpu_s = Integer(300, help="CPU-time limit of a student process, in seconds").tag(config=True)
     file_mb = Integer(16, help="Largest file a student process may write").tag(config=True)
     nproc = Integer(256, help="Process limit of each jail's own unprivileged user (root only)").tag(config=True)
+    pids = Integer(256, help="Tasks (processes and threads) of one jail as a whole, at once "
+                             "(a cgroup, root only)").tag(config=True)
+    scratch_mb = Integer(256, help="Size of each jail's writable scratch folder (its HOME and TMPDIR, the kernel's "
+                                   "working copy), a tmpfs: writing past it fails with ENOSPC (root only; "
+                                   "keep it above Intake.max_bytes)").tag(config=True)
+    require_cgroup = Bool(False, help="Refuse to grade, as without namespaces, when jails cannot have a cgroup "
+                                      "(False: run them with rlimits only, and say so in the log)").tag(config=True)
     hide = List(Unicode(), help="Folders emptied even inside an exposed one").tag(config=True)
     course_root = Unicode("", help="The course directory (never exposed to student code)").tag(config=True)
 
@@ -72,8 +90,17 @@ class Sandbox(Configurable):
             return False, (f"sandbox unavailable: {problem}; refusing to run student code "
                            "(set Sandbox.enabled = False to grade unconfined)")
         who = "as a user of its own" if root else "in a user namespace, as the grader's user"
+        no_group = cgroup.problem()
+        if no_group and self.require_cgroup:
+            return False, (f"sandbox unavailable: no cgroup for the jails ({no_group}) and Sandbox.require_cgroup "
+                           "is True; refusing to run student code")
+        bounds = (f"rlimits only (no cgroup: {no_group}; memory and processes bounded per process, not per jail)"
+                  if no_group else f"rlimits, a cgroup per jail ({self.memory_mb} MB, {self.pids} tasks)")
+        no_tmpfs = tmpfs_available()
+        scratch = (f"a scratch folder without a size limit ({no_tmpfs})" if no_tmpfs
+                   else f"a {self.scratch_mb} MB tmpfs scratch")
         return True, (f"sandbox on: {who}, no network, own PIDs/IPC/UTS, allowlisted root, "
-                      "minimal environment, rlimits")
+                      f"minimal environment, {bounds}, {scratch}")
 
     def check(self) -> bool:
         """True when student code will run confined, False when the sandbox was turned off on purpose;
@@ -82,6 +109,12 @@ class Sandbox(Configurable):
         if not confined and self.enabled:
             raise SandboxUnavailableError(status)
         return confined
+
+    def scratch(self, kind: str) -> Scratch:
+        """A jail's scratch folder: a tmpfs of ``scratch_mb`` when student code will run confined and this
+        process may mount one (root); a plain folder otherwise (``status`` says so)."""
+        sized = self.enabled and self.status()[0] and tmpfs_available() is None
+        return Scratch(kind, self.scratch_mb if sized else None)
 
     def limits(self, start_timeout: float) -> Limits:
         """The same limits as rlimits set at spawn, for when the jail is off."""
@@ -120,8 +153,10 @@ class Sandbox(Configurable):
         self._refuse_course_paths([scratch, cwd, *expose, *expose_rw])
         argv = ["--cwd", cwd or scratch, "--home", scratch,
                 "--memory-mb", str(self.memory_mb), "--cpu-s", str(self.cpu_s),
-                "--file-mb", str(self.file_mb), "--nproc", str(self.nproc),
+                "--file-mb", str(self.file_mb), "--nproc", str(self.nproc), "--pids", str(self.pids),
                 "--uid", str(self.fresh_uid() if uid is None else uid)]
+        if cgroup.problem() is None:
+            argv.append("--cgroup")
         if os.geteuid() != 0:
             argv.append("--userns")
         for path in self.hidden_paths():

@@ -24,13 +24,14 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from typing import Sequence
 
+from graders.sandbox import cgroup
 from graders.sandbox.clock import ClockUnavailable, CpuClock, listen_for_credentials, recv_hello
+from graders.sandbox.scratch import Scratch
 from graders.sandbox.wire import WireError, decode, encode, recv_frame, send_frame
 from graders.sandbox.worker import HELLO
 
@@ -89,6 +90,7 @@ def _end(proc: subprocess.Popen | None, control: socket.socket | None) -> None:
         except (ProcessLookupError, PermissionError):
             pass
         proc.wait()
+        cgroup.release(proc.pid)  # a jail started as a program: its group goes with it
     if control is not None:
         control.close()
 
@@ -111,12 +113,12 @@ class ForkServer:
         self.start_timeout = start_timeout
         self.proc: subprocess.Popen | None = None
         self.control: socket.socket | None = None
-        self.scratch: tempfile.TemporaryDirectory | None = None
+        self.scratch: Scratch | None = None
         self.lock = threading.Lock()
 
     def _start(self) -> None:
         parent, child = socket.socketpair()
-        self.scratch = tempfile.TemporaryDirectory(prefix="vecgrade-forkserver-")
+        self.scratch = Scratch("forkserver")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "graders.sandbox.forkserver", str(child.fileno())],
             pass_fds=[child.fileno()], cwd=self.scratch.name, env=_process_env(self.scratch.name),
@@ -164,6 +166,13 @@ class ForkServer:
             pass
 
     def _stop(self) -> None:
+        if self.control is not None and self.proc is not None:
+            self.control.close()  # the server ends its jails and removes their cgroups, then exits
+            self.control = None
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
         _end(self.proc, self.control)
         if self.scratch is not None:
             self.scratch.cleanup()
@@ -189,7 +198,8 @@ class Template:
         self.proc: subprocess.Popen | None = None
         self.forked: int | None = None  # the server's handle on this template's jail
         self.control: socket.socket | None = None
-        self.scratch = tempfile.TemporaryDirectory(prefix="vecgrade-worker-")
+        # a student's jail writes only here: a tmpfs of Sandbox.scratch_mb (as root)
+        self.scratch = sandbox.scratch("worker") if sandbox is not None else Scratch("worker")
 
     @property
     def alive(self) -> bool:
