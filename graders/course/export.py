@@ -8,7 +8,6 @@ empty cell, never a 0, and the status column says why.
 """
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 from nbgrader.api import Gradebook
@@ -17,6 +16,7 @@ from traitlets import Unicode
 
 from graders.course.directory import Course
 from graders.course.results import class_marks, max_points
+from graders.model.csvsafe import write_rows
 from graders.model.exercise import Assignment
 
 MAX_ROW = "max points"
@@ -54,10 +54,8 @@ def export_rows(gb: Gradebook, course: Course, assignments: list[Assignment],
 
 
 def write_csv(rows: list[dict[str, str]], dest: Path) -> None:
-    with open(dest, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    """The rows (max points first) as CSV; a cell a spreadsheet would run as a formula is marked as text."""
+    write_rows(dest, list(rows[0]), rows)
 
 
 class PartsExportPlugin(ExportPlugin):

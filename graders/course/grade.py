@@ -11,7 +11,6 @@ of it is recorded, and the batch goes on.
 """
 from __future__ import annotations
 
-import csv
 import multiprocessing
 import re
 import secrets
@@ -32,6 +31,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sqlalchemy.exc import SAWarning
 
 from graders.course.directory import Course
+from graders.model.csvsafe import read_rows, write_rows
 from graders.pipeline.precomputed import GradingJob, PutBackPrecomputed, definitions_files, execute_and_judge
 
 
@@ -258,22 +258,12 @@ def record_ungraded(course: Course, assignment: str, results: list[StudentResult
     record of why lives here; a later successful grading removes the row.
     """
     path = course.root / UNGRADED
-    rows = []
-    if path.exists():
-        with open(path, newline="") as f:
-            rows = [r for r in csv.DictReader(f) if r["assignment"] != assignment
-                    or r["student"] not in {x.student for x in results}]
+    done = {x.student for x in results}
+    rows = [r for r in read_rows(path) if r["assignment"] != assignment or r["student"] not in done]
     rows += [{"student": r.student, "assignment": assignment, "reason": r.reason} for r in results if not r.success]
     if rows or path.exists():
-        with open(path, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=["student", "assignment", "reason"])
-            writer.writeheader()
-            writer.writerows(rows)
+        write_rows(path, ["student", "assignment", "reason"], rows)
 
 
 def ungraded(course: Course, assignment: str) -> dict[str, str]:
-    path = course.root / UNGRADED
-    if not path.exists():
-        return {}
-    with open(path, newline="") as f:
-        return {r["student"]: r["reason"] for r in csv.DictReader(f) if r["assignment"] == assignment}
+    return {r["student"]: r["reason"] for r in read_rows(course.root / UNGRADED) if r["assignment"] == assignment}
