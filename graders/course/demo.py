@@ -12,19 +12,24 @@ from pathlib import Path
 
 import nbformat
 from nbgrader.api import Gradebook
-from nbgrader.plugins.export import CsvExportPlugin
 from rich.console import Console
 from rich.table import Table
 
 from graders import KIT_ROOT
 from graders.course.build import write_source
 from graders.course.directory import Course
+from graders.course.export import export_rows, write_csv
+from graders.course.feedback import write_feedback
 from graders.course.grade import grade_class
 from graders.course.marks import add_marks_row, exercise_marks, marks_table
 from graders.course.personas import Persona, load_roster
-from graders.model.exercise import PARTS, Exercise
+from graders.model.exercise import PARTS, Exercise, load_course
 
 MARKER = ".vecgrade-demo"
+
+
+class DemoError(Exception):
+    """A mistake in the demo's command line: an unknown assignment, a folder that is not a demo's."""
 
 
 def make_course(directory: Path, kit_root: Path = KIT_ROOT) -> Course:
@@ -83,17 +88,17 @@ def deserved_table(course: Course, assignment_name: str, people: list[Persona]) 
 
 
 def run_demo(directory: Path, assignment_name: str, console: Console) -> int:
-    """0 when every simulated student got what it deserves, 1 when one did not, 2 for a user's mistake."""
+    """0 when every simulated student got what it deserves, 1 when one did not; ``DemoError`` for a user's
+    mistake, raised before the folder is touched."""
     start = time.perf_counter()
+    kit = load_course(KIT_ROOT / "assignments")
+    if assignment_name not in kit:
+        raise DemoError(f"no assignment {assignment_name!r}; choose one of: {', '.join(kit)}")
     try:
         course = make_course(directory)
-        people = load_roster(KIT_ROOT, course.assignments[assignment_name])
-    except KeyError:
-        console.print(f"[red]no assignment {assignment_name!r}; choose one of: {', '.join(course.assignments)}[/red]")
-        return 2
     except (FileExistsError, FileNotFoundError) as exc:
-        console.print(f"[red]{exc}[/red]")
-        return 2
+        raise DemoError(str(exc)) from None
+    people = load_roster(KIT_ROOT, course.assignments[assignment_name])
     console.print(f"[bold]1. course directory[/bold] {course.root}")
     for a in course.assignments.values():
         write_source(course.root, a)
@@ -112,13 +117,13 @@ def run_demo(directory: Path, assignment_name: str, console: Console) -> int:
     for r in results:
         if not r.success:
             console.print(f"[yellow]could not grade {r.student}[/yellow]: {r.reason}")
-    with course.api() as api:
-        feedback = api.generate_feedback(assignment_name)
-    console.print(f"[bold]5. feedback[/bold] {'written to feedback/' if feedback['success'] else 'FAILED'}")
+    feedback = write_feedback(course, assignment_name)
+    console.print(f"[bold]5. feedback[/bold] for {len(feedback.written)} student(s) in feedback/"
+                  + (f"; [red]FAILED[/red] for {', '.join(feedback.failed)}" if feedback.failed else ""))
     csv_path = course.root / "grades.csv"
-    with Gradebook(course.db_url) as gb:
-        CsvExportPlugin(to=str(csv_path)).export(gb)
-    console.print(f"[bold]6. CSV export[/bold] {csv_path}")
+    with Gradebook(course.db_url) as gb:  # the same file as `vecgrade export --to grades.csv`
+        write_csv(export_rows(gb, course, [course.assignments[assignment_name]]), csv_path)
+    console.print(f"[bold]6. CSV export[/bold] {csv_path} (as `vecgrade export {assignment_name}` writes it)")
     table, wrong = deserved_table(course, assignment_name, people)
     console.print(table)
     per_nb = sum(r.seconds for r in results) / max(len(results), 1)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import multiprocessing
 import re
 import secrets
+import shutil
 import tempfile
 import time
 import warnings
@@ -33,6 +34,7 @@ from sqlalchemy.exc import SAWarning
 from graders.course.directory import Course
 from graders.model.csvsafe import read_rows, write_rows
 from graders.pipeline.precomputed import GradingJob, PutBackPrecomputed, definitions_files, execute_and_judge
+from graders.pipeline.refusals import submission_refusal
 
 
 @dataclass
@@ -43,12 +45,19 @@ class StudentResult:
     reason: str = ""
 
 
-def _reason(result: dict) -> str:
+def nbgrader_reason(result: dict) -> str:
     """The most specific error line nbgrader logged (its own wrapper exception says nothing)."""
     lines = f"{result.get('log', '')}\n{result.get('error', '')}".splitlines()
     errors = [line.strip() for line in lines if re.match(r"\s*[\w.]*(Error|Exception|Missing)\b", line)
               and "NbGraderException" not in line]
-    return (errors or [line.strip() for line in lines if line.strip()] or ["unknown error"])[-1][:300]
+    return _tidy((errors or [line.strip() for line in lines if line.strip()] or ["unknown error"])[-1])[:300]
+
+
+def _tidy(line: str) -> str:
+    """``graders.pipeline.intake.UnsafeSubmissionError: UnsafeSubmissionError: why`` reads
+    ``UnsafeSubmissionError: why``."""
+    line = re.sub(r"^(?:\w+\.)+(\w+: )", r"\1", line)
+    return re.sub(r"^(\w+: )\1", r"\1", line)
 
 
 def _skipped(result: dict) -> str:
@@ -70,7 +79,7 @@ def _autograde(api, assignment: str, student: str) -> StudentResult:
     except Exception as exc:  # noqa: BLE001 - one bad submission never stops the batch
         result = {"success": False, "error": f"{type(exc).__name__}: {exc}"}
     ok, skipped = bool(result.get("success")), _skipped(result)
-    reason = "; ".join(r for r in (skipped, "" if ok else _reason(result)) if r)
+    reason = "; ".join(r for r in (skipped, "" if ok else nbgrader_reason(result)) if r)
     return StudentResult(student, ok and not skipped, time.perf_counter() - start, reason)
 
 
@@ -93,7 +102,19 @@ def grade_class(course: Course, assignment: str, students: list[str], plain: boo
         results = _grade_split(course, assignment, students, console, confined, jobs, scheduler)
     record_ungraded(course, assignment, results)
     _drop_ungraded_rows(course, assignment, [r.student for r in results if not r.success])
+    _remove_autograded(course, assignment, [r.student for r in results if not r.success])
     return results
+
+
+def _remove_autograded(course: Course, assignment: str, students: list[str]) -> None:
+    """A refused submission leaves nothing behind: a folder in ``autograded/`` without gradebook rows would make
+    nbgrader's generate_feedback fail for the whole class, and the formgrader would count it but not list it."""
+    for student in students:
+        folder = course.root / "autograded" / student / assignment
+        if folder.is_dir() and not folder.is_symlink():
+            shutil.rmtree(folder)
+        if folder.parent.is_dir() and not folder.parent.is_symlink() and not any(folder.parent.iterdir()):
+            folder.parent.rmdir()
 
 
 def _drop_ungraded_rows(course: Course, assignment: str, students: list[str]) -> None:
@@ -123,6 +144,8 @@ def _sanitized_jobs(course: Course, config, assignment: str, student: str, steps
     autograde then meets it and reports its real reason.
     """
     folder = course.root / "submitted" / student / assignment
+    if submission_refusal(str(course.root), str(folder), course.db_url, assignment, student):
+        return []  # refused as a whole, before any kernel runs: nbgrader's autograde (SafeAutograde) says why
     jobs = []
     for path in sorted(folder.glob("*.ipynb")):
         resources = {"unique_key": path.stem, "metadata": {"path": str(folder)},

@@ -23,6 +23,8 @@ import stat
 from nbgrader.converters import Autograde
 from nbgrader.converters.base import NbGraderException
 
+from graders.pipeline import arrivals
+from graders.pipeline.refusals import submission_refusal
 from graders.sandbox.policy import Sandbox
 
 
@@ -66,6 +68,7 @@ class SafeAutograde(Autograde):
     """nbgrader's ``Autograde``, refusing unsafe submissions and unconfined grading before copying anything."""
 
     def init_assignment(self, assignment_id: str, student_id: str) -> None:
+        arrivals.note_arrival(self, assignment_id, student_id)  # its time of record, before anything may refuse it
         try:
             Sandbox(parent=self).check()
         except Exception as exc:  # noqa: BLE001 - SandboxUnavailableError: one line, no points, batch goes on
@@ -78,13 +81,20 @@ class SafeAutograde(Autograde):
                    "which is not a regular file (symlinks, devices, FIFOs and sockets are refused)")
             self.log.error("vecgrade: %s", msg)
             raise UnsafeSubmissionError(msg)
+        refused = submission_refusal(self.coursedir.root, folder, self.coursedir.db_url, assignment_id, student_id)
+        if refused:
+            self.log.error("vecgrade: %s", refused)
+            raise refused
         super().init_assignment(assignment_id, student_id)
+        arrivals.stamp_graded_copy(self, assignment_id, student_id)  # lateness from the time of record
 
 
 def install() -> None:
-    """Make ``nbgrader autograde`` and ``NbGraderAPI.autograde`` use ``SafeAutograde``."""
+    """Make ``nbgrader autograde`` and ``NbGraderAPI.autograde`` use ``SafeAutograde``, and date submissions by
+    their time of record (``graders.pipeline.arrivals``)."""
     import nbgrader.apps.api
     import nbgrader.apps.autogradeapp
 
     nbgrader.apps.api.Autograde = SafeAutograde
     nbgrader.apps.autogradeapp.Autograde = SafeAutograde
+    arrivals.install()  # collect records each submission's time of record; nbgrader reads times from it
