@@ -13,19 +13,45 @@ from typing import NoReturn, Optional
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
 from graders.model.exercise import PARTS
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Build, check and grade the vecgrade course (plain nbgrader underneath).")
 console = Console(width=None if sys.stdout.isatty() else 160)
 errors = Console(stderr=True, soft_wrap=True)
-COURSE = typer.Option(Path("."), "--course", "-c", help="Course directory (holds nbgrader_config.py).")
+
+
+def _say_error(message: str) -> None:
+    errors.print(f"[red]error:[/red] {message}", highlight=False, markup=True)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    errors.print(f"[red]error:[/red] {message}", highlight=False)
+    _say_error(message)
     raise typer.Exit(code)
+
+
+class OneLineErrors(TyperGroup):
+    """A mistake in the command line itself (a missing argument, an unknown option or command) is one
+    ``error:`` line and exit 2 too, instead of click's framed usage message."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except typer.TyperException as exc:  # click's errors, as typer vendors them (UsageError and the like)
+            ctx = getattr(exc, "ctx", None)
+            if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:  # `vecgrade` alone: the help
+                typer.echo(ctx.get_help())
+                sys.exit(0)
+            _say_error(exc.format_message() + (f" (see `{ctx.command_path} --help`)" if ctx is not None else ""))
+            sys.exit(getattr(exc, "exit_code", 2))
+        except typer.Abort:
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+app = typer.Typer(cls=OneLineErrors, add_completion=False, no_args_is_help=True,
+                  help="Build, check and grade the vecgrade course (plain nbgrader underneath).")
+COURSE = typer.Option(Path("."), "--course", "-c", help="Course directory (holds nbgrader_config.py).")
 
 
 def _version(value: bool) -> None:
@@ -164,6 +190,8 @@ def grade(assignment: str, course: Path = COURSE,
     problem = gradebook_problem(c, assignment)
     if problem:
         fail(problem)
+    if scheduler:
+        _reach(scheduler)
     start = time.perf_counter()
     results = grade_class(c, assignment, student or submitted, plain=plain, console=console,
                           jobs=jobs, scheduler=scheduler)
@@ -176,6 +204,18 @@ def grade(assignment: str, course: Path = COURSE,
     _refresh_feedback(c, assignment, [r.student for r in results if r.success])
     if bad:
         raise typer.Exit(1)
+
+
+def _reach(scheduler: str) -> None:
+    """A Dask scheduler that cannot be reached is a mistake in the command, said before any work."""
+    from distributed import Client  # Dask loads in seconds; only --scheduler needs it
+    try:
+        with Client(scheduler, timeout="10s"):
+            pass
+    except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, ValueError (a malformed address) ...
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        fail(f"cannot reach the Dask scheduler at {scheduler}: {why} "
+             "(start it with `dask scheduler`, or leave out --scheduler to grade here)")
 
 
 def _timestamp_notes(c, assignment: str, students: list[str]) -> None:
@@ -309,12 +349,8 @@ def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignm
 def demo(directory: Path = typer.Option(Path("demo-course"), "--dir", help="Fresh course directory to create."),
          assignment: str = typer.Option("broadcasting", help="Assignment to run the demo class on.")):
     """Fresh course -> build -> release -> a simulated class -> autograde -> feedback -> CSV -> table."""
-    from graders.course.demo import DemoError, run_demo
-    try:
-        code = run_demo(directory, assignment, console)
-    except DemoError as exc:
-        fail(str(exc))
-    raise typer.Exit(code)
+    from graders.course.demo import run_demo
+    raise typer.Exit(run_demo(directory, assignment, console, errors=errors))
 
 
 if __name__ == "__main__":

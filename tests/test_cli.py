@@ -387,3 +387,12 @@ def test_late_submission_shows_in_status_column(graded, tmp_path):
     assert people["bob"]["broadcasting status"] == "graded, late 2.0 h"
     assert people["ada"]["broadcasting status"] == "graded"
     assert people["bob"]["broadcasting total"] == "8"  # late is reported, not a penalty of ours
+
+
+def test_a_mistake_in_the_command_line_itself_is_one_line(fresh):
+    assert_user_error(vecgrade("grade"), "Missing argument", "grade --help")
+    assert_user_error(vecgrade("grade", "broadcasting", "--bogus", "-c", fresh.root), "--bogus")
+    assert_user_error(vecgrade("grade", "broadcasting", "--jobs", "0", "-c", fresh.root), "--jobs")
+    assert_user_error(vecgrade("nosuch"), "No such command 'nosuch'")
+    result = vecgrade()
+    assert result.exit_code == 0 and "Usage" in result.output and "grade" in result.output

@@ -32,12 +32,29 @@ class DemoError(Exception):
     """A mistake in the demo's command line: an unknown assignment, a folder that is not a demo's."""
 
 
+def check_demo(directory: Path, assignment_name: str) -> None:
+    """Raise ``DemoError`` for a user's mistake, before anything is touched."""
+    kit = load_course(KIT_ROOT / "assignments")
+    if assignment_name not in kit:
+        raise DemoError(f"no assignment {assignment_name!r}; choose one of: {', '.join(kit)}")
+    if _not_a_demo(directory):
+        raise DemoError(_not_a_demo(directory))
+
+
+def _not_a_demo(directory: Path) -> str:
+    """Why ``directory`` may not be replaced by a demo ("" when it may: absent, or a demo's)."""
+    directory = Path(directory).resolve()
+    if directory.exists() and not (directory / MARKER).exists():
+        return f"{directory} exists and is not a vecgrade demo; choose another --dir"
+    return ""
+
+
 def make_course(directory: Path, kit_root: Path = KIT_ROOT) -> Course:
     """A fresh course directory holding the kit's definitions and config (a previous demo is replaced)."""
     directory = Path(directory).resolve()
+    if _not_a_demo(directory):
+        raise FileExistsError(_not_a_demo(directory))
     if directory.exists():
-        if not (directory / MARKER).exists():
-            raise FileExistsError(f"{directory} exists and is not a vecgrade demo; choose another --dir")
         shutil.rmtree(directory)
     directory.mkdir(parents=True)
     (directory / MARKER).write_text("made by `vecgrade demo`; safe to delete\n")
@@ -87,17 +104,16 @@ def deserved_table(course: Course, assignment_name: str, people: list[Persona]) 
     return table, wrong
 
 
-def run_demo(directory: Path, assignment_name: str, console: Console) -> int:
-    """0 when every simulated student got what it deserves, 1 when one did not; ``DemoError`` for a user's
-    mistake, raised before the folder is touched."""
+def run_demo(directory: Path, assignment_name: str, console: Console, errors: Console | None = None) -> int:
+    """0 when every simulated student got what it deserves, 1 when one did not, 2 for a user's mistake (one
+    ``error:`` line on ``errors``, default ``console``, before the folder is touched)."""
     start = time.perf_counter()
-    kit = load_course(KIT_ROOT / "assignments")
-    if assignment_name not in kit:
-        raise DemoError(f"no assignment {assignment_name!r}; choose one of: {', '.join(kit)}")
     try:
-        course = make_course(directory)
-    except (FileExistsError, FileNotFoundError) as exc:
-        raise DemoError(str(exc)) from None
+        check_demo(directory, assignment_name)
+    except DemoError as exc:
+        (errors or console).print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        return 2
+    course = make_course(directory)
     people = load_roster(KIT_ROOT, course.assignments[assignment_name])
     console.print(f"[bold]1. course directory[/bold] {course.root}")
     for a in course.assignments.values():
