@@ -25,6 +25,7 @@ from graders.course.grade import UNGRADED, grade_class
 from graders.course.observed import GATED, SLOT, read_verdicts
 from graders.course.personas import load_roster
 from graders.model.csvsafe import read_rows
+from graders.model.exercise import PARTS
 
 from conftest import generated_course
 
@@ -396,3 +397,34 @@ def test_a_mistake_in_the_command_line_itself_is_one_line(fresh):
     assert_user_error(vecgrade("nosuch"), "No such command 'nosuch'")
     result = vecgrade()
     assert result.exit_code == 0 and "Usage" in result.output and "grade" in result.output
+
+
+@pytest.mark.parametrize("form", ["table", "markdown", "csv"])
+def test_validate_prints_each_format_and_fails_on_a_problem(fresh, monkeypatch, form):
+    """The command's wiring, on rows built from verdicts (the display itself: tests/test_validate_view.py)."""
+    from graders.checks.parts import Verdict
+    from graders.course import validate
+    from graders.course.validate import Row
+
+    def verdicts(passes):
+        return {p: Verdict(p, f == "p", "" if f == "p" else f"fails {p}") for p, f in zip(PARTS, passes, strict=True)}
+
+    def fake(assignment, seed=0, only=None):
+        ex = assignment.exercise("batch_outer")
+        good = Row(assignment.name, ex, verdicts("ppp"), verdicts("pff"), verdicts("fff"),
+                   [verdicts("ppp"), verdicts("ppp")], verdicts("pff"), verdicts("pff"))
+        bad = Row(assignment.name, assignment.exercise("softmax_rows"), verdicts("ppf"), verdicts("pff"),
+                  verdicts("fff"), [verdicts("ppp"), verdicts("ppp")], verdicts("pff"), verdicts("pff"))
+        return [good, bad] if only is None else [good]
+
+    monkeypatch.setattr(validate, "validate_assignment", fake)
+    ok = vecgrade("validate", "broadcasting", "-e", "batch_outer", "--format", form, "-c", fresh.root)
+    assert ok.exit_code == 0 and "batch_outer" in ok.stdout, ok.output
+    failing = vecgrade("validate", "broadcasting", "--format", form, "-c", fresh.root)
+    assert failing.exit_code == 1 and "softmax_rows" in failing.stdout, failing.output
+    if form == "csv":
+        rows = list(csv.reader(failing.stdout.splitlines()))
+        assert len(rows) == 3 and rows[0][0] == "assignment" and {r[1] for r in rows[1:]} == {"batch_outer",
+                                                                                              "softmax_rows"}
+    if form == "table":
+        assert "softmax_rows: reference fails fast" in " ".join(failing.stdout.split())
