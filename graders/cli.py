@@ -13,6 +13,7 @@ from typing import NoReturn, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from typer.core import TyperGroup
 
 from graders.model.exercise import PARTS
@@ -22,7 +23,8 @@ errors = Console(stderr=True, soft_wrap=True)
 
 
 def _say_error(message: str) -> None:
-    errors.print(f"[red]error:[/red] {message}", highlight=False, markup=True)
+    """The one line of a mistake; the message is text (a student's folder name may hold rich markup)."""
+    errors.print(f"[red]error:[/red] {escape(message)}", highlight=False)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -161,7 +163,7 @@ def validate(assignments: Optional[list[str]] = typer.Argument(None, help="Assig
     if form == "table":
         console.print(validate_view.LEGEND, style="dim", highlight=False)
         for where, problems in failed:
-            console.print(f"[red]{where}[/red]: " + "; ".join(problems), highlight=False, soft_wrap=True)
+            console.print(f"[red]{where}[/red]: " + escape("; ".join(problems)), highlight=False, soft_wrap=True)
     if failed:
         raise typer.Exit(1)
 
@@ -197,7 +199,8 @@ def grade(assignment: str, course: Path = COURSE,
                           jobs=jobs, scheduler=scheduler)
     bad = [r for r in results if not r.success]
     for r in bad:
-        console.print(f"[red]could not grade {r.student}[/red]: {r.reason}", soft_wrap=True, highlight=False)
+        console.print(f"[red]could not grade {escape(r.student)}[/red]: {escape(r.reason)}", soft_wrap=True,
+                      highlight=False)
     console.print(f"graded {len(results) - len(bad)} of {len(results)} submissions "
                   f"in {time.perf_counter() - start:.1f} s")
     _timestamp_notes(c, assignment, [r.student for r in results if r.success])
@@ -225,7 +228,7 @@ def _timestamp_notes(c, assignment: str, students: list[str]) -> None:
     for s in students:
         note = recorded[s, assignment].note() if (s, assignment) in recorded else ""
         if note:
-            console.print(f"[yellow]note[/yellow]: {note}", soft_wrap=True, highlight=False)
+            console.print(f"[yellow]note[/yellow]: {escape(note)}", soft_wrap=True, highlight=False)
 
 
 def _refresh_feedback(c, assignment: str, students: list[str]) -> None:
@@ -237,7 +240,8 @@ def _refresh_feedback(c, assignment: str, students: list[str]) -> None:
         return
     run = write_feedback(c, assignment, stale)
     for s, why in run.failed.items():
-        console.print(f"[yellow]feedback for {s} not regenerated[/yellow]: {why}", soft_wrap=True, highlight=False)
+        console.print(f"[yellow]feedback for {escape(s)} not regenerated[/yellow]: {escape(why)}", soft_wrap=True,
+                      highlight=False)
     console.print(f"feedback regenerated for {len(run.written)} student(s) who had it")
 
 
@@ -261,11 +265,12 @@ def report(assignment: str, course: Path = COURSE,
     for r in rows:
         cells = [format_marks(tuple(r.marks[ex.grade_id(p)] for p in PARTS)) if r.graded
                  else "[yellow]ungraded[/yellow]" for ex in a.exercises]
-        table.add_row(r.student, *cells, f"{r.total:g}" if r.total is not None else "-")
+        table.add_row(escape(r.student), *cells, f"{r.total:g}" if r.total is not None else "-")
     console.print(table)
     for r in rows:
         if not r.graded:
-            console.print(f"[red]no marks for {r.student}[/red]: {r.status}", soft_wrap=True, highlight=False)
+            console.print(f"[red]no marks for {escape(r.student)}[/red]: {escape(r.status)}", soft_wrap=True,
+                          highlight=False)
     _changed(assignment, changes)
     if csv_path:
         write_parts_csv(csv_path, a, rows)
@@ -281,7 +286,8 @@ def _changed(assignment: str, changes: list[str]) -> None:
     """One line when the definitions are not what the class was graded on."""
     if changes:
         console.print(f"[yellow]note[/yellow]: {assignment} changed after the class was graded (the marks are from "
-                      f"the older version in the gradebook): {'; '.join(changes)}", soft_wrap=True, highlight=False)
+                      f"the older version in the gradebook): {escape('; '.join(changes))}", soft_wrap=True,
+                      highlight=False)
 
 
 @app.command()
@@ -294,7 +300,7 @@ def status(assignment: Optional[str] = typer.Argument(None, help="One assignment
     table, lines = status_table(c, names)
     console.print(table)
     for line in lines:
-        console.print(line, soft_wrap=True, highlight=False)
+        console.print(line, soft_wrap=True, highlight=False, markup=False)
 
 
 @app.command()
@@ -310,9 +316,9 @@ def feedback(assignment: str, course: Path = COURSE):
     run = write_feedback(c, assignment)
     if run.skipped:
         console.print(f"skipped {len(run.skipped)} without grades (see `vecgrade status {assignment}`): "
-                      f"{', '.join(run.skipped)}", soft_wrap=True, highlight=False)
+                      f"{escape(', '.join(run.skipped))}", soft_wrap=True, highlight=False)
     for s, why in run.failed.items():
-        console.print(f"[red]no feedback for {s}[/red]: {why}", soft_wrap=True, highlight=False)
+        console.print(f"[red]no feedback for {escape(s)}[/red]: {escape(why)}", soft_wrap=True, highlight=False)
     console.print(f"feedback for {len(run.written)} student(s) of {assignment} in {c.root / 'feedback'}")
     if run.failed:
         raise typer.Exit(1)

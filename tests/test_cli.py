@@ -24,7 +24,7 @@ from graders.course.export import MAX_ROW
 from graders.course.grade import UNGRADED, grade_class
 from graders.course.observed import GATED, SLOT, read_verdicts
 from graders.course.personas import load_roster
-from graders.model.csvsafe import read_rows
+from graders.model.csvsafe import read_rows, write_rows
 from graders.model.exercise import PARTS
 
 from conftest import generated_course
@@ -245,6 +245,21 @@ def test_status_counts_and_reasons(graded):
     for student in REFUSED:
         assert f"could not grade {student}: " in output
     assert "remove or rename broadcasting (1).ipynb" in output
+
+
+def test_reasons_are_printed_as_text_never_as_markup(graded):
+    """A reason quotes the student's file names: rich markup in one is shown, not obeyed."""
+    record = graded.root / UNGRADED
+    before = record.read_bytes()
+    rows = read_rows(record) + [{"student": "ghost", "assignment": "broadcasting",
+                                 "reason": "UnknownNotebookError: remove [link=https://evil.example]x[/link].ipynb"}]
+    write_rows(record, ["student", "assignment", "reason"], rows)
+    try:
+        for args in (("status", "broadcasting"), ("report", "broadcasting")):
+            output = vecgrade(*args, "-c", graded.root).output
+            assert "[link=https://evil.example]x[/link].ipynb" in " ".join(output.split()), output
+    finally:
+        record.write_bytes(before)
 
 
 def test_feedback_missing_or_out_of_date_until_regenerated(graded):

@@ -13,6 +13,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from graders import KIT_ROOT
@@ -111,7 +112,7 @@ def run_demo(directory: Path, assignment_name: str, console: Console, errors: Co
     try:
         check_demo(directory, assignment_name)
     except DemoError as exc:
-        (errors or console).print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        (errors or console).print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2
     course = make_course(directory)
     people = load_roster(KIT_ROOT, course.assignments[assignment_name])
@@ -132,7 +133,7 @@ def run_demo(directory: Path, assignment_name: str, console: Console, errors: Co
     results = grade_class(course, assignment_name, students, console=console)
     for r in results:
         if not r.success:
-            console.print(f"[yellow]could not grade {r.student}[/yellow]: {r.reason}")
+            console.print(f"[yellow]could not grade {escape(r.student)}[/yellow]: {escape(r.reason)}")
     feedback = write_feedback(course, assignment_name)
     console.print(f"[bold]5. feedback[/bold] for {len(feedback.written)} student(s) in feedback/"
                   + (f"; [red]FAILED[/red] for {', '.join(feedback.failed)}" if feedback.failed else ""))

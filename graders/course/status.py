@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rich.markup import escape
 from rich.table import Table
 
 from graders.course.directory import Course
@@ -58,11 +59,12 @@ def assignment_status(course: Course, name: str) -> AssignmentStatus:
 
 
 def _names(students: list[str]) -> str:
-    return ", ".join(students) or "0"
+    return escape(", ".join(students)) or "0"  # folder names are text, never rich markup
 
 
 def status_table(course: Course, names: list[str]) -> tuple[Table, list[str]]:
-    """The status table of ``names``, and the lines to print under it (reasons, timestamp notes)."""
+    """The status table of ``names``, and the lines to print under it (reasons, timestamp notes: plain text,
+    to print without markup)."""
     table = Table(title="vecgrade status")
     for column in COLUMNS:
         table.add_column(column)
