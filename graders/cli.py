@@ -161,7 +161,7 @@ def validate(assignments: Optional[list[str]] = typer.Argument(None, help="Assig
         else:
             console.print(validate_view.table(name, rows))
     if form == "table":
-        console.print(validate_view.LEGEND, style="dim", highlight=False)
+        console.print(validate_view.LEGEND, style="dim", highlight=False, width=min(100, console.width))
         for where, problems in failed:
             console.print(f"[red]{where}[/red]: " + escape("; ".join(problems)), highlight=False, soft_wrap=True)
     if failed:
@@ -252,7 +252,7 @@ def report(assignment: str, course: Path = COURSE,
                                                       help="Also write a self-contained page with plots.")):
     """Per-student, per-exercise scores from the gradebook; ungraded submissions are listed, never scored 0."""
     from graders.course.marks import format_marks, marks_table
-    from graders.course.results import class_marks, version_changes, write_parts_csv
+    from graders.course.results import class_marks, version_changes, version_fix, write_parts_csv
     c = _course(course)
     a = _assignment(c, assignment)
     for path in (csv_path, html_path):
@@ -261,6 +261,7 @@ def report(assignment: str, course: Path = COURSE,
     with _gradebook(c) as gb:
         rows = class_marks(gb, c, a)
         changes = version_changes(gb, a)
+        fix = version_fix(gb, a)
     table = marks_table(a, f"{assignment}: correct / vectorized / fast", after=("total",))
     for r in rows:
         cells = [format_marks(tuple(r.marks[ex.grade_id(p)] for p in PARTS)) if r.graded
@@ -271,7 +272,7 @@ def report(assignment: str, course: Path = COURSE,
         if not r.graded:
             console.print(f"[red]no marks for {escape(r.student)}[/red]: {escape(r.status)}", soft_wrap=True,
                           highlight=False)
-    _changed(assignment, changes)
+    _changed(assignment, changes, fix)
     if csv_path:
         write_parts_csv(csv_path, a, rows)
         console.print(f"wrote {csv_path}")
@@ -282,12 +283,12 @@ def report(assignment: str, course: Path = COURSE,
         console.print(f"wrote {html_path}")
 
 
-def _changed(assignment: str, changes: list[str]) -> None:
-    """One line when the definitions are not what the class was graded on."""
+def _changed(assignment: str, changes: list[str], fix: str) -> None:
+    """One line when the definitions are not what the class was graded on, with what to do."""
     if changes:
         console.print(f"[yellow]note[/yellow]: {assignment} changed after the class was graded (the marks are from "
-                      f"the older version in the gradebook): {escape('; '.join(changes))}", soft_wrap=True,
-                      highlight=False)
+                      f"the older version in the gradebook): {escape('; '.join(changes))}; {escape(fix)}",
+                      soft_wrap=True, highlight=False)
 
 
 @app.command()
@@ -331,7 +332,7 @@ def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignm
            student: Optional[list[str]] = typer.Option(None, "--student", "-s", help="Only these students.")):
     """An LMS-ready CSV: one row per student, one column per exercise part, max points, status, names and emails."""
     from graders.course.export import export_rows, write_csv
-    from graders.course.results import version_changes
+    from graders.course.results import version_changes, version_fix
     c = _course(course)
     chosen = [_assignment(c, name) for name in assignments or []]
     _writable(to)
@@ -340,15 +341,15 @@ def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignm
             in_gb = {a.name for a in gb.assignments}
             chosen = [a for n, a in c.assignments.items() if n in in_gb]
         rows = export_rows(gb, c, chosen)
-        changes = {a.name: version_changes(gb, a) for a in chosen}
+        changes = {a.name: (version_changes(gb, a), version_fix(gb, a)) for a in chosen}
     known = [r["student_id"] for r in rows[1:]]
     for name in student or []:
         _choose("student", name, known)
     rows = [rows[0]] + [r for r in rows[1:] if not student or r["student_id"] in student]
     write_csv(rows, to)
     console.print(f"wrote {to}: {len(rows) - 1} student(s), {', '.join(a.name for a in chosen)}")
-    for name, found in changes.items():
-        _changed(name, found)
+    for name, (found, fix) in changes.items():
+        _changed(name, found, fix)
 
 
 @app.command()

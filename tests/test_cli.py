@@ -143,6 +143,14 @@ def test_demo_mistakes_are_one_line_and_touch_nothing(tmp_path):
     assert (tmp_path / "mine" / "notes.txt").exists()
 
 
+def test_demo_never_removes_the_folder_it_runs_in(tmp_path, monkeypatch):
+    course = make_course(tmp_path / "demo-course")
+    (course.root / "inside").mkdir()
+    monkeypatch.chdir(course.root / "inside")
+    assert_user_error(vecgrade("demo", "--dir", course.root), "holds the folder you are in")
+    assert (course.root / "inside").is_dir()
+
+
 def test_status_of_a_fresh_course(fresh):
     result = vecgrade("status", "-c", fresh.root)
     assert result.exit_code == 0 and "broadcasting" in result.output and "detection" in result.output
@@ -378,6 +386,8 @@ def test_a_changed_assignment_is_said_in_the_export_and_the_report(graded, tmp_p
         grades, page = tmp_path / "grades.csv", tmp_path / "report.html"
         result = vecgrade("export", "broadcasting", "-c", graded.root, "--to", grades)
         assert result.exit_code == 0 and "broadcasting changed after the class was graded" in result.output
+        assert "`nbgrader generate_assignment broadcasting --force`, then `vecgrade grade broadcasting`" in " ".join(
+            result.output.split())
         assert "batch_outer_correct: 3 points when graded, 2 now" in _read(grades)[0]["broadcasting status"]
         result = vecgrade("report", "broadcasting", "-c", graded.root, "--html", page)
         assert result.exit_code == 0 and "changed after the class was graded" in result.output

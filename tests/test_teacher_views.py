@@ -7,7 +7,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from graders.course.observed import GATED, Verdicts, read_verdicts
 from graders.course.report import render_html
-from graders.course.results import StudentRow, max_points, version_changes
+from graders.course.results import StudentRow, max_points, version_changes, version_fix
 from graders.pipeline.refusals import EmptyNotebookError, UnknownNotebookError, refusal
 
 
@@ -87,6 +87,10 @@ def test_a_changed_assignment_is_named(broadcasting):
     assert "old_exercise_correct removed (graded, 2 points)" in changes
     assert "batch_outer_correct: 3 points when graded, 2 now" in changes
     assert version_changes(_gradebook(older, graded=False), broadcasting) == []  # nobody was graded yet
+    assert "new assignment" in version_fix(_gradebook(older), broadcasting)  # nbgrader cannot add cells
+    points_only = dict(current, batch_outer_correct=3.0)
+    assert "generate_assignment broadcasting --force" in version_fix(_gradebook(points_only), broadcasting)
+    assert version_fix(_gradebook(current), broadcasting) == ""
 
 
 def test_refusals_name_the_fix(tmp_path):

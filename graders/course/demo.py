@@ -43,10 +43,13 @@ def check_demo(directory: Path, assignment_name: str) -> None:
 
 
 def _not_a_demo(directory: Path) -> str:
-    """Why ``directory`` may not be replaced by a demo ("" when it may: absent, or a demo's)."""
+    """Why ``directory`` may not be replaced by a demo ("" when it may: absent, or a demo's that does not hold
+    the working folder, which removing it would pull from under this process)."""
     directory = Path(directory).resolve()
     if directory.exists() and not (directory / MARKER).exists():
         return f"{directory} exists and is not a vecgrade demo; choose another --dir"
+    if Path.cwd().resolve().is_relative_to(directory):
+        return f"--dir {directory} holds the folder you are in; cd elsewhere or choose another --dir"
     return ""
 
 

@@ -68,22 +68,42 @@ def gradebook_problem(course: Course, assignment: str) -> str | None:
     return None
 
 
-def version_changes(gb: Gradebook, assignment: Assignment) -> list[str]:
-    """How the definitions differ from the grade cells the class was graded on ([] when they agree, or nobody
-    was graded): nbgrader keeps a graded assignment's cells, so the gradebook holds the older version."""
+def _differences(gb: Gradebook, assignment: Assignment) -> tuple[list[str], list[str]]:
+    """(grade cells added or removed, points changed) between the gradebook's graded version and the definitions."""
     try:
         recorded = gb.find_assignment(assignment.name)
     except MissingEntry:
-        return []
+        return [], []
     if not recorded.submissions:
-        return []
+        return [], []
     cells = {cell.name: cell.max_score for nb in recorded.notebooks for cell in nb.grade_cells}
     current = max_points(assignment)
-    changes = [f"{gid} added ({current[gid]:g} points, no marks)" for gid in current if gid not in cells]
-    changes += [f"{gid} removed (graded, {cells[gid]:g} points)" for gid in cells if gid not in current]
-    changes += [f"{gid}: {cells[gid]:g} points when graded, {current[gid]:g} now" for gid in current
-                if gid in cells and cells[gid] != current[gid]]
-    return changes
+    shape = [f"{gid} added ({current[gid]:g} points, no marks)" for gid in current if gid not in cells]
+    shape += [f"{gid} removed (graded, {cells[gid]:g} points)" for gid in cells if gid not in current]
+    points = [f"{gid}: {cells[gid]:g} points when graded, {current[gid]:g} now" for gid in current
+              if gid in cells and cells[gid] != current[gid]]
+    return shape, points
+
+
+def version_changes(gb: Gradebook, assignment: Assignment) -> list[str]:
+    """How the definitions differ from the grade cells the class was graded on ([] when they agree, or nobody
+    was graded): nbgrader keeps a graded assignment's cells, so the gradebook holds the older version."""
+    shape, points = _differences(gb, assignment)
+    return shape + points
+
+
+def version_fix(gb: Gradebook, assignment: Assignment) -> str:
+    """What to do about ``version_changes`` ("" when there are none)."""
+    shape, points = _differences(gb, assignment)
+    name = assignment.name
+    if shape:  # nbgrader refuses, and removes release/<name>/ on the way ("Removing failed assignment")
+        return (f"nbgrader cannot add or remove grade cells of an assignment with submissions (and "
+                f"`generate_assignment {name} --force` would remove release/{name}/): release the new version as "
+                f"a new assignment, or put the graded definitions back")
+    if points:
+        return (f"to grade on the new points: `vecgrade build`, `nbgrader generate_assignment {name} --force`, "
+                f"then `vecgrade grade {name}`")
+    return ""
 
 
 @dataclass
