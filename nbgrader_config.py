@@ -20,6 +20,7 @@ from nbgrader.preprocessors import (
                                     SaveAutoGrades,
 )
 
+from graders.course import formgrader
 from graders.pipeline import intake
 from graders.pipeline.execute import ResilientExecute
 from graders.pipeline.outputs import LimitOutputBytes
@@ -39,6 +40,8 @@ c.Exchange.root = os.path.join(here, "exchange")
 # copies anything, and refuse to grade at all when the sandbox is unavailable (unless Sandbox.enabled = False
 # is set on purpose)
 intake.install()
+# the formgrader lists every submission, one vecgrade could not grade with its reason (graders/course/formgrader.py)
+formgrader.install()
 
 # the student's code: a stub that raises, so an untouched answer fails "correct"
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}

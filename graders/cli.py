@@ -5,7 +5,6 @@ path) gets one line on stderr and exit code 2, never a traceback.
 """
 from __future__ import annotations
 
-import csv
 import os
 import sys
 from importlib.metadata import PackageNotFoundError, version
@@ -14,20 +13,47 @@ from typing import NoReturn, Optional
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.markup import escape
+from typer.core import TyperGroup
 
 from graders.model.exercise import PARTS
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Build, check and grade the vecgrade course (plain nbgrader underneath).")
 console = Console(width=None if sys.stdout.isatty() else 160)
 errors = Console(stderr=True, soft_wrap=True)
-COURSE = typer.Option(Path("."), "--course", "-c", help="Course directory (holds nbgrader_config.py).")
+
+
+def _say_error(message: str) -> None:
+    """The one line of a mistake; the message is text (a student's folder name may hold rich markup)."""
+    errors.print(f"[red]error:[/red] {escape(message)}", highlight=False)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    errors.print(f"[red]error:[/red] {message}", highlight=False)
+    _say_error(message)
     raise typer.Exit(code)
+
+
+class OneLineErrors(TyperGroup):
+    """A mistake in the command line itself (a missing argument, an unknown option or command) is one
+    ``error:`` line and exit 2 too, instead of click's framed usage message."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except typer.TyperException as exc:  # click's errors, as typer vendors them (UsageError and the like)
+            ctx = getattr(exc, "ctx", None)
+            if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:  # `vecgrade` alone: the help
+                typer.echo(ctx.get_help())
+                sys.exit(0)
+            _say_error(exc.format_message() + (f" (see `{ctx.command_path} --help`)" if ctx is not None else ""))
+            sys.exit(getattr(exc, "exit_code", 2))
+        except typer.Abort:
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+app = typer.Typer(cls=OneLineErrors, add_completion=False, no_args_is_help=True,
+                  help="Build, check and grade the vecgrade course (plain nbgrader underneath).")
+COURSE = typer.Option(Path("."), "--course", "-c", help="Course directory (holds nbgrader_config.py).")
 
 
 def _version(value: bool) -> None:
@@ -112,9 +138,13 @@ def build(course: Path = COURSE, check: bool = typer.Option(False, help="Only ch
 @app.command()
 def validate(assignments: Optional[list[str]] = typer.Argument(None, help="Assignments to check (default: all)."),
              exercise: Optional[list[str]] = typer.Option(None, "--exercise", "-e", help="Only these exercises."),
-             course: Path = COURSE, seed: int = typer.Option(0, help="Seed of the hidden cases.")):
+             course: Path = COURSE, seed: int = typer.Option(0, help="Seed of the hidden cases."),
+             form: str = typer.Option("table", "--format",
+                                      help="table (fits 100 columns), markdown, or csv (one row per exercise).")):
     """Reference and alternatives pass all parts; loop, half loop, list version and stub fail where they should."""
+    from graders.course import validate_view
     from graders.course.validate import validate_assignment
+    _choose("format", form, ["table", "markdown", "csv"])
     c = _course(course)
     chosen = assignments or list(c.assignments)
     for name in chosen:
@@ -122,40 +152,27 @@ def validate(assignments: Optional[list[str]] = typer.Argument(None, help="Assig
     known = [ex.name for name in chosen for ex in c.assignments[name].exercises]
     for name in exercise or []:
         _choose("exercise", name, known, f" in {', '.join(chosen)}")
-    table = Table(title="vecgrade validate")
-    for col in ("exercise", "reference", "alternatives", "loop: vec", "half loop: vec/fast", "list: vec/fast",
-                "stub: correct", "ref. speedup", "threshold", "half loop", "list", "result"):
-        table.add_column(col)
     failed: list[tuple[str, list[str]]] = []
+    if form == "csv":
+        sys.stdout.write(validate_view.csv_header())
     for name in chosen:
-        with console.status(f"validating {name} ..."):
+        with errors.status(f"validating {name} ..."):
             rows = validate_assignment(c.assignments[name], seed=seed, only=exercise or None)
-        for row in rows:
-            if row.problems:
-                failed.append((f"{name}/{row.exercise.name}", row.problems))
-            table.add_row(f"{name}/{row.exercise.name}", _passes(row.reference, PARTS),
-                          f"{sum(all(v.passed for v in a.values()) for a in row.alternatives)}/"
-                          f"{len(row.alternatives)} pass",
-                          _passes(row.loop, ("vectorized",)),
-                          _passes(row.half_loop, ("vectorized", "fast")) if row.half_loop else "-",
-                          _passes(row.python_list, ("vectorized", "fast")), _passes(row.stub, ("correct",)),
-                          _times(row.speedup), f"{row.exercise.speedup:g}x",
-                          _times(row.half_loop_factor), _times(row.python_list_factor),
-                          f"[red]{len(row.problems)} problems[/red]" if row.problems else "[green]ok[/green]")
-    console.print(table)
-    for where, problems in failed:
-        console.print(f"[red]{where}[/red]: " + "; ".join(problems))
+        failed += [(f"{name}/{row.exercise.name}", row.problems) for row in rows if row.problems]
+        if not rows:
+            continue
+        if form == "csv":
+            sys.stdout.write(validate_view.csv_rows(name, rows))
+        elif form == "markdown":
+            sys.stdout.write(validate_view.markdown(name, rows) + "\n")
+        else:
+            console.print(validate_view.table(name, rows))
+    if form == "table":
+        console.print(validate_view.LEGEND, style="dim", highlight=False, width=min(100, console.width))
+        for where, problems in failed:
+            console.print(f"[red]{where}[/red]: " + escape("; ".join(problems)), highlight=False, soft_wrap=True)
     if failed:
         raise typer.Exit(1)
-
-
-def _passes(verdicts: dict, parts) -> str:
-    return "/".join("pass" if verdicts[p].passed else "fail" for p in parts)
-
-
-def _times(x: float | None) -> str:
-    """A factor or speedup; "-" where it was not measured (a far slower answer is stopped early)."""
-    return "-" if x is None else f"{x:.1f}x" if x < 100 else f"{x:.0f}x"
 
 
 @app.command()
@@ -169,41 +186,70 @@ def grade(assignment: str, course: Path = COURSE,
     import time
 
     from graders.course.grade import grade_class
+    from graders.course.results import gradebook_problem
     c = _course(course)
+    _assignment(c, assignment)
     submitted = c.submitted_students(assignment)
-    if assignment not in c.assignments:
-        console.print(f"[red]no assignment {assignment!r}; choose one of: {', '.join(c.assignments)}[/red]")
-        raise typer.Exit(2)
+    if not submitted:
+        fail(f"no submissions in submitted/*/{assignment}/: run `nbgrader collect {assignment}`, "
+             f"or put each student's notebook in submitted/<student>/{assignment}/")
     unknown = [s for s in student or [] if s not in submitted]
     if unknown:
-        console.print(f"[red]no submission of {assignment} from {', '.join(unknown)}; students who submitted: "
-                      f"{', '.join(submitted) or 'none'}[/red]")
-        raise typer.Exit(2)
+        fail(f"no submission of {assignment} from {', '.join(unknown)}; students who submitted: {', '.join(submitted)}")
+    problem = gradebook_problem(c, assignment)
+    if problem:
+        fail(problem)
+    if scheduler:
+        _reach(scheduler)
     start = time.perf_counter()
     results = grade_class(c, assignment, student or submitted, plain=plain, console=console,
                           jobs=jobs, scheduler=scheduler)
     bad = [r for r in results if not r.success]
     for r in bad:
-        console.print(f"[red]could not grade {r.student}[/red]: {r.reason}")
+        console.print(f"[red]could not grade {escape(r.student)}[/red]: {escape(r.reason)}", soft_wrap=True,
+                      highlight=False)
     console.print(f"graded {len(results) - len(bad)} of {len(results)} submissions "
                   f"in {time.perf_counter() - start:.1f} s")
+    _timestamp_notes(c, assignment, [r.student for r in results if r.success])
     _refresh_feedback(c, assignment, [r.student for r in results if r.success])
-    if bad or not results:
+    if bad:
         raise typer.Exit(1)
+
+
+def _reach(scheduler: str) -> None:
+    """A Dask scheduler that cannot be reached is a mistake in the command, said before any work."""
+    from distributed import Client  # Dask loads in seconds; only --scheduler needs it
+    try:
+        with Client(scheduler, timeout="10s"):
+            pass
+    except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, ValueError (a malformed address) ...
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        fail(f"cannot reach the Dask scheduler at {scheduler}: {why} "
+             "(start it with `dask scheduler`, or leave out --scheduler to grade here)")
+
+
+def _timestamp_notes(c, assignment: str, students: list[str]) -> None:
+    """One line per graded submission whose timestamp.txt disagrees with its time of record."""
+    from graders.pipeline.arrivals import arrivals
+    recorded = arrivals(c.root)
+    for s in students:
+        note = recorded[s, assignment].note() if (s, assignment) in recorded else ""
+        if note:
+            console.print(f"[yellow]note[/yellow]: {escape(note)}", soft_wrap=True, highlight=False)
 
 
 def _refresh_feedback(c, assignment: str, students: list[str]) -> None:
     """A regrade must not leave stale feedback: students who already had feedback get it regenerated now
     (nbgrader's generate_feedback would otherwise skip them without --force)."""
+    from graders.course.feedback import write_feedback
     stale = [s for s in students if (c.root / "feedback" / s / assignment).is_dir()]
     if not stale:
         return
-    with c.api() as api:
-        for s in stale:
-            result = api.generate_feedback(assignment, s, force=True)
-            if not result["success"]:
-                console.print(f"[yellow]feedback for {s} not regenerated[/yellow]: {result.get('error', '')}".strip())
-    console.print(f"feedback regenerated for {len(stale)} student(s) who had it")
+    run = write_feedback(c, assignment, stale)
+    for s, why in run.failed.items():
+        console.print(f"[yellow]feedback for {escape(s)} not regenerated[/yellow]: {escape(why)}", soft_wrap=True,
+                      highlight=False)
+    console.print(f"feedback regenerated for {len(run.written)} student(s) who had it")
 
 
 @app.command()
@@ -212,7 +258,8 @@ def report(assignment: str, course: Path = COURSE,
            html_path: Optional[Path] = typer.Option(None, "--html",
                                                       help="Also write a self-contained page with plots.")):
     """Per-student, per-exercise scores from the gradebook; ungraded submissions are listed, never scored 0."""
-    from graders.course.results import class_marks, read_verdicts
+    from graders.course.marks import format_marks, marks_table
+    from graders.course.results import class_marks, version_changes, version_fix, write_parts_csv
     c = _course(course)
     a = _assignment(c, assignment)
     for path in (csv_path, html_path):
@@ -220,67 +267,69 @@ def report(assignment: str, course: Path = COURSE,
             _writable(path)
     with _gradebook(c) as gb:
         rows = class_marks(gb, c, a)
-    table = Table(title=f"{assignment}: correct / vectorized / fast")
-    table.add_column("student")
-    for ex in a.exercises:
-        table.add_column(ex.name)
-    table.add_column("total")
+        changes = version_changes(gb, a)
+        fix = version_fix(gb, a)
+    table = marks_table(a, f"{assignment}: correct / vectorized / fast", after=("total",))
     for r in rows:
-        cells = [" / ".join("-" if r.marks[ex.grade_id(p)] is None else f"{r.marks[ex.grade_id(p)]:g}" for p in PARTS)
-                 if r.graded else "[yellow]ungraded[/yellow]" for ex in a.exercises]
-        table.add_row(r.student, *cells, f"{r.total:g}" if r.graded else "-")
+        cells = [format_marks(tuple(r.marks[ex.grade_id(p)] for p in PARTS)) if r.graded
+                 else "[yellow]ungraded[/yellow]" for ex in a.exercises]
+        table.add_row(escape(r.student), *cells, f"{r.total:g}" if r.total is not None else "-")
     console.print(table)
     for r in rows:
         if not r.graded:
-            console.print(f"[red]no marks for {r.student}[/red]: {r.status}", soft_wrap=True)
+            console.print(f"[red]no marks for {escape(r.student)}[/red]: {escape(r.status)}", soft_wrap=True,
+                          highlight=False)
+    _changed(assignment, changes, fix)
     if csv_path:
-        with open(csv_path, "w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(["student"] + [ex.grade_id(p) for ex in a.exercises for p in PARTS] + ["total", "status"])
-            for r in rows:
-                writer.writerow([r.student] + ["" if r.marks[g] is None else r.marks[g] for g in r.marks]
-                                + ["" if r.total is None else r.total, r.status])
+        write_parts_csv(csv_path, a, rows)
         console.print(f"wrote {csv_path}")
     if html_path:
+        from graders.course.observed import read_verdicts
         from graders.course.report import write_html
-        write_html(html_path, a, rows, read_verdicts(c, a, [r.student for r in rows if r.graded]))
+        write_html(html_path, a, rows, read_verdicts(c.root, a, [r.student for r in rows if r.graded]), changes)
         console.print(f"wrote {html_path}")
+
+
+def _changed(assignment: str, changes: list[str], fix: str) -> None:
+    """One line when the definitions are not what the class was graded on, with what to do."""
+    if changes:
+        console.print(f"[yellow]note[/yellow]: {assignment} changed after the class was graded (the marks are from "
+                      f"the older version in the gradebook): {escape('; '.join(changes))}; {escape(fix)}",
+                      soft_wrap=True, highlight=False)
 
 
 @app.command()
 def status(assignment: Optional[str] = typer.Argument(None, help="One assignment (default: all)."),
            course: Path = COURSE):
-    """Per assignment: released, submitted, graded, ungraded (and why), feedback out of date."""
-    from graders.course.status import assignment_status
+    """Per assignment: released, submitted, graded, ungraded (and why), feedback not written or out of date."""
+    from graders.course.status import status_table
     c = _course(course)
     names = [_assignment(c, assignment).name] if assignment else list(c.assignments)
-    table = Table(title="vecgrade status")
-    for col in ("assignment", "released", "submitted", "graded", "ungraded", "not graded yet", "feedback out of date"):
-        table.add_column(col)
-    reasons = []
-    for name in names:
-        s = assignment_status(c, name)
-        table.add_row(name, "yes" if s.released else "no", str(len(s.submitted)), str(len(s.graded)),
-                      str(len(s.ungraded)), ", ".join(s.waiting) or "0", ", ".join(s.stale_feedback) or "0")
-        reasons += [f"{name}: could not grade {student}: {why}" for student, why in sorted(s.ungraded.items())]
+    table, lines = status_table(c, names)
     console.print(table)
-    for line in reasons:
-        console.print(line, soft_wrap=True, highlight=False)
+    for line in lines:
+        console.print(line, soft_wrap=True, highlight=False, markup=False)
 
 
 @app.command()
 def feedback(assignment: str, course: Path = COURSE):
-    """Regenerate every student's feedback HTML for ASSIGNMENT (always forced: a regrade never leaves stale HTML)."""
+    """Regenerate the feedback HTML of every graded student of ASSIGNMENT (always forced); students without
+    grades are skipped and named."""
+    from graders.course.feedback import autograded_students, write_feedback
     c = _course(course)
     _assignment(c, assignment)
-    if not (c.root / "autograded").is_dir():
-        fail(f"nothing autograded in {c.root} yet (run `vecgrade grade {assignment}`)")
+    if not autograded_students(c, assignment):
+        fail(f"nothing autograded for {assignment} in {c.root} yet (run `vecgrade grade {assignment}`)")
     _gradebook(c).close()
-    with c.api() as api:
-        result = api.generate_feedback(assignment, force=True)
-    if not result["success"]:
-        fail(f"nbgrader generate_feedback failed: {result.get('error') or result.get('log', '')}".strip(), 1)
-    console.print(f"feedback for {assignment} regenerated in {c.root / 'feedback'}")
+    run = write_feedback(c, assignment)
+    if run.skipped:
+        console.print(f"skipped {len(run.skipped)} without grades (see `vecgrade status {assignment}`): "
+                      f"{escape(', '.join(run.skipped))}", soft_wrap=True, highlight=False)
+    for s, why in run.failed.items():
+        console.print(f"[red]no feedback for {escape(s)}[/red]: {escape(why)}", soft_wrap=True, highlight=False)
+    console.print(f"feedback for {len(run.written)} student(s) of {assignment} in {c.root / 'feedback'}")
+    if run.failed:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -290,6 +339,7 @@ def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignm
            student: Optional[list[str]] = typer.Option(None, "--student", "-s", help="Only these students.")):
     """An LMS-ready CSV: one row per student, one column per exercise part, max points, status, names and emails."""
     from graders.course.export import export_rows, write_csv
+    from graders.course.results import version_changes, version_fix
     c = _course(course)
     chosen = [_assignment(c, name) for name in assignments or []]
     _writable(to)
@@ -298,12 +348,15 @@ def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignm
             in_gb = {a.name for a in gb.assignments}
             chosen = [a for n, a in c.assignments.items() if n in in_gb]
         rows = export_rows(gb, c, chosen)
+        changes = {a.name: (version_changes(gb, a), version_fix(gb, a)) for a in chosen}
     known = [r["student_id"] for r in rows[1:]]
     for name in student or []:
         _choose("student", name, known)
     rows = [rows[0]] + [r for r in rows[1:] if not student or r["student_id"] in student]
     write_csv(rows, to)
     console.print(f"wrote {to}: {len(rows) - 1} student(s), {', '.join(a.name for a in chosen)}")
+    for name, (found, fix) in changes.items():
+        _changed(name, found, fix)
 
 
 @app.command()
@@ -311,7 +364,7 @@ def demo(directory: Path = typer.Option(Path("demo-course"), "--dir", help="Fres
          assignment: str = typer.Option("broadcasting", help="Assignment to run the demo class on.")):
     """Fresh course -> build -> release -> a simulated class -> autograde -> feedback -> CSV -> table."""
     from graders.course.demo import run_demo
-    sys.exit(run_demo(directory, assignment, console))
+    raise typer.Exit(run_demo(directory, assignment, console, errors=errors))
 
 
 if __name__ == "__main__":

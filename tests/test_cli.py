@@ -1,14 +1,18 @@
 """The instructor's commands: user errors get one line and exit 2; status, feedback, export and the HTML
-report on a small graded class (three honest personas and one submission nbgrader cannot read).
+report on a small graded class (three honest personas, a submission nbgrader cannot read, one with two
+notebooks under a formula-like folder name, and an empty notebook).
 
-An ungraded submission must never read as a 0 anywhere.
+An ungraded submission must never read as a 0 anywhere, and a student's folder name is never a formula.
 """
 import csv
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 from nbgrader.api import Gradebook
 from typer.testing import CliRunner
@@ -17,15 +21,20 @@ from graders import KIT_ROOT
 from graders.cli import app
 from graders.course.demo import make_course, submit_class
 from graders.course.export import MAX_ROW
-from graders.course.grade import grade_class
+from graders.course.grade import UNGRADED, grade_class
+from graders.course.observed import GATED, SLOT, read_verdicts
 from graders.course.personas import load_roster
-from graders.course.results import read_verdicts
+from graders.model.csvsafe import read_rows, write_rows
+from graders.model.exercise import PARTS
 
 from conftest import generated_course
 
 runner = CliRunner()
 CLASS = ("ada", "bob", "gus")  # vectorized / loops / untouched
 BROKEN = "zed"                 # a file that is not a notebook: nbgrader cannot grade it
+TWO = '=HYPERLINK("evil.example","full marks")'  # two notebooks, in a folder named like a spreadsheet formula
+EMPTY = "emp"                  # a valid notebook without cells
+REFUSED = (BROKEN, TWO, EMPTY)
 
 
 def vecgrade(*args):
@@ -53,13 +62,18 @@ def graded(tmp_path_factory, broadcasting):
     course = generated_course(tmp_path_factory.mktemp("graded") / "course", broadcasting)
     people = [p for p in load_roster(KIT_ROOT, broadcasting) if p.student in CLASS]
     students = submit_class(course, "broadcasting", people)
-    broken = course.root / "submitted" / BROKEN / "broadcasting" / "broadcasting.ipynb"
-    broken.parent.mkdir(parents=True)
-    broken.write_text("not a notebook")
-    results = grade_class(course, "broadcasting", students + [BROKEN])
-    assert [r.student for r in results if not r.success] == [BROKEN]
+    folder = course.root / "submitted" / "{}" / "broadcasting"
+    for student in REFUSED:
+        Path(str(folder).format(student)).mkdir(parents=True)
+    (Path(str(folder).format(BROKEN)) / "broadcasting.ipynb").write_text("not a notebook")
+    release = course.root / "release" / "broadcasting" / "broadcasting.ipynb"
+    for name in ("broadcasting.ipynb", "broadcasting (1).ipynb"):
+        shutil.copy(release, Path(str(folder).format(TWO)) / name)
+    nbformat.write(nbformat.v4.new_notebook(), Path(str(folder).format(EMPTY)) / "broadcasting.ipynb")
+    results = grade_class(course, "broadcasting", students + list(REFUSED))
+    assert sorted(r.student for r in results if not r.success) == sorted(REFUSED)
     with course.api() as api:
-        assert api.generate_feedback("broadcasting")["success"]
+        assert api.generate_feedback("broadcasting")["success"]  # plain nbgrader: nothing left behind trips it
     with Gradebook(course.db_url) as gb:
         gb.update_or_create_student("ada", first_name="Ada", last_name="Lovelace", email="ada@example.org")
     return course
@@ -75,16 +89,21 @@ def test_version():
 def test_unknown_assignment_lists_the_valid_ones(fresh):
     assert_user_error(vecgrade("report", "nosuch", "-c", fresh.root), "nosuch", "broadcasting, ")
     assert_user_error(vecgrade("status", "nosuch", "-c", fresh.root), "nosuch", "broadcasting")
+    assert_user_error(vecgrade("grade", "nosuch", "-c", fresh.root), "nosuch", "broadcasting")
+    assert_user_error(vecgrade("feedback", "nosuch", "-c", fresh.root), "nosuch", "broadcasting")
 
 
-def test_unknown_exercise_lists_the_valid_ones(fresh):
+def test_unknown_exercise_or_format_lists_the_valid_ones(fresh):
     assert_user_error(vecgrade("validate", "broadcasting", "-e", "nosuch", "-c", fresh.root),
                       "nosuch", "batch_outer")
+    assert_user_error(vecgrade("validate", "broadcasting", "--format", "html", "-c", fresh.root),
+                      "html", "markdown", "csv")
 
 
 def test_not_a_course_folder(tmp_path):
     assert_user_error(vecgrade("report", "broadcasting", "-c", tmp_path), "nbgrader_config.py")
     assert_user_error(vecgrade("status", "-c", tmp_path / "missing"), "not a course")
+    assert_user_error(vecgrade("grade", "broadcasting", "-c", tmp_path), "nbgrader_config.py")
 
 
 def test_report_without_gradebook_creates_none(fresh):
@@ -93,9 +112,53 @@ def test_report_without_gradebook_creates_none(fresh):
     assert not (fresh.root / "gradebook.db").exists()
 
 
+def test_grade_without_submissions_says_where_they_go(fresh):
+    assert not (fresh.root / "submitted").exists()
+    assert_user_error(vecgrade("grade", "broadcasting", "-c", fresh.root), "no submissions in submitted/*/broadcasting/")
+
+
+def test_grade_without_the_assignment_in_the_gradebook_names_the_fix(tmp_path):
+    course = make_course(tmp_path / "course")
+    notebook = course.root / "submitted" / "ada" / "broadcasting" / "broadcasting.ipynb"
+    notebook.parent.mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(), notebook)
+    fix = "nbgrader generate_assignment broadcasting --force"
+    # no gradebook at all (deleted, or a move to PostgreSQL): nothing is created, nothing is graded
+    assert_user_error(vecgrade("grade", "broadcasting", "-c", course.root),
+                      "the gradebook has no assignment 'broadcasting'", fix)
+    assert not (course.root / "gradebook.db").exists()
+    with course.api(), Gradebook(course.db_url):  # an empty gradebook (nbgrader's API puts alembic on PATH)
+        pass
+    assert_user_error(vecgrade("grade", "broadcasting", "-c", course.root),
+                      "the gradebook has no assignment 'broadcasting'", fix)
+    assert not (course.root / "autograded").exists()
+
+
+def test_demo_mistakes_are_one_line_and_touch_nothing(tmp_path):
+    assert_user_error(vecgrade("demo", "--dir", tmp_path / "d", "--assignment", "nosuch"), "nosuch", "broadcasting")
+    assert not (tmp_path / "d").exists()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("a teacher's folder")
+    assert_user_error(vecgrade("demo", "--dir", tmp_path / "mine"), "not a vecgrade demo")
+    assert (tmp_path / "mine" / "notes.txt").exists()
+
+
+def test_demo_never_removes_the_folder_it_runs_in(tmp_path, monkeypatch):
+    course = make_course(tmp_path / "demo-course")
+    (course.root / "inside").mkdir()
+    monkeypatch.chdir(course.root / "inside")
+    assert_user_error(vecgrade("demo", "--dir", course.root), "holds the folder you are in")
+    assert (course.root / "inside").is_dir()
+
+
 def test_status_of_a_fresh_course(fresh):
     result = vecgrade("status", "-c", fresh.root)
     assert result.exit_code == 0 and "broadcasting" in result.output and "detection" in result.output
+
+
+def test_feedback_before_grading(fresh):
+    assert_user_error(vecgrade("feedback", "broadcasting", "-c", fresh.root), "nothing autograded",
+                      "vecgrade grade broadcasting")
 
 
 # --- a graded class ----------------------------------------------------------------------------------
@@ -107,17 +170,72 @@ def test_report_to_a_missing_folder(graded, tmp_path):
     assert not dest.parent.exists()
 
 
+def test_grade_an_unknown_student(graded):
+    assert_user_error(vecgrade("grade", "broadcasting", "-s", "nobody", "-c", graded.root), "nobody", "ada, ")
+
+
+def test_refused_submissions_say_what_to_do_and_leave_nothing_behind(graded):
+    why = {r["student"]: r["reason"] for r in read_rows(graded.root / UNGRADED)}
+    assert set(why) == set(REFUSED)
+    assert why[TWO] == (f"UnknownNotebookError: remove or rename broadcasting (1).ipynb in submitted/{TWO}/broadcasting/ "
+                        "(the assignment's notebook: broadcasting.ipynb), then vecgrade grade broadcasting -s "
+                        f"{shlex.quote(TWO)}")
+    assert why[EMPTY].startswith("EmptyNotebookError: broadcasting.ipynb in submitted/emp/broadcasting/ is an empty "
+                                 "notebook (no cells): not graded") and why[EMPTY].endswith("-s emp")
+    assert "JSON" in why[BROKEN]
+    for student in REFUSED:
+        assert not (graded.root / "autograded" / student).exists(), student
+    assert not set(REFUSED) & set(graded.part_scores(graded.assignments["broadcasting"]))  # not a 0 either
+
+
 def test_report_csv_shows_ungraded_not_zero(graded, tmp_path):
     dest = tmp_path / "parts.csv"
     result = vecgrade("report", "broadcasting", "-c", graded.root, "--csv", dest)
     assert result.exit_code == 0, result.output
-    rows = {r["student"]: r for r in csv.DictReader(open(dest))}
-    assert set(rows) == {*CLASS, BROKEN}
+    rows = {r["student"]: r for r in read_rows(dest)}
+    assert set(rows) == {*CLASS, *REFUSED}
     assert rows["ada"]["status"] == "graded" and float(rows["ada"]["total"]) == 16
     assert float(rows["gus"]["total"]) == 0 and float(rows["gus"]["batch_outer_correct"]) == 0  # a real 0
     assert rows[BROKEN]["status"].startswith("ungraded: ") and "JSON" in rows[BROKEN]["status"]
     assert rows[BROKEN]["total"] == "" and rows[BROKEN]["batch_outer_correct"] == ""
+    assert rows[EMPTY]["status"].startswith("ungraded: EmptyNotebookError")
     assert "ungraded" in result.output and f"no marks for {BROKEN}" in result.output
+
+
+def _raw(path: Path) -> list[list[str]]:
+    """The cells as a spreadsheet reads them."""
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+def test_no_csv_cell_starts_a_formula(graded, tmp_path):
+    """A student's folder name reaches every CSV vecgrade writes, marked as text."""
+    parts, grades = tmp_path / "parts.csv", tmp_path / "grades.csv"
+    assert vecgrade("report", "broadcasting", "-c", graded.root, "--csv", parts).exit_code == 0
+    assert vecgrade("export", "broadcasting", "-c", graded.root, "--to", grades).exit_code == 0
+    for path in (parts, grades, graded.root / UNGRADED):
+        cells = [c for row in _raw(path) for c in row]
+        assert "'" + TWO in cells, path  # the name is there, as text
+        risky = [c for c in cells if c.startswith(("=", "+", "@", "\t", "\r")) or
+                 (c.startswith("-") and not c.lstrip("-").replace(".", "", 1).isdigit())]
+        assert not risky, (path, risky)
+
+
+def test_a_negative_mark_exports_as_a_number(graded, tmp_path):
+    with Gradebook(graded.db_url) as gb:
+        grade = gb.find_grade("batch_outer_fast", "broadcasting", "broadcasting", "bob")
+        grade.manual_score = -0.5  # a penalty entered in the formgrader
+        gb.db.commit()
+    try:
+        dest = tmp_path / "grades.csv"
+        assert vecgrade("export", "broadcasting", "-c", graded.root, "--to", dest).exit_code == 0
+        header, *rows = _raw(dest)
+        bob = dict(zip(header, next(r for r in rows if r[0] == "bob"), strict=True))
+        assert bob["broadcasting/batch_outer_fast"] == "-0.5" and float(bob["broadcasting total"]) == 7.5
+    finally:
+        with Gradebook(graded.db_url) as gb:
+            gb.find_grade("batch_outer_fast", "broadcasting", "broadcasting", "bob").manual_score = None
+            gb.db.commit()
 
 
 def status_row(course) -> list[str]:
@@ -129,19 +247,68 @@ def status_row(course) -> list[str]:
 
 
 def test_status_counts_and_reasons(graded):
-    # released: generate_assignment writes release/broadcasting; submitted 4, graded 3, 1 ungraded, feedback current
-    assert status_row(graded) == ["broadcasting", "yes", "4", "3", "1", "0", "0"]
-    assert f"could not grade {BROKEN}: " in vecgrade("status", "-c", graded.root).output
+    # released: generate_assignment writes release/broadcasting; submitted 6, graded 3, 3 ungraded, feedback current
+    assert status_row(graded) == ["broadcasting", "yes", "6", "3", "3", "0", "0", "0"]
+    output = vecgrade("status", "-c", graded.root).output
+    for student in REFUSED:
+        assert f"could not grade {student}: " in output
+    assert "remove or rename broadcasting (1).ipynb" in output
 
 
-def test_feedback_out_of_date_until_regenerated(graded):
+def test_reasons_are_printed_as_text_never_as_markup(graded):
+    """A reason quotes the student's file names: rich markup in one is shown, not obeyed."""
+    record = graded.root / UNGRADED
+    before = record.read_bytes()
+    rows = read_rows(record) + [{"student": "ghost", "assignment": "broadcasting",
+                                 "reason": "UnknownNotebookError: remove [link=https://evil.example]x[/link].ipynb"}]
+    write_rows(record, ["student", "assignment", "reason"], rows)
+    try:
+        for args in (("status", "broadcasting"), ("report", "broadcasting")):
+            output = vecgrade(*args, "-c", graded.root).output
+            assert "[link=https://evil.example]x[/link].ipynb" in " ".join(output.split()), output
+    finally:
+        record.write_bytes(before)
+
+
+def test_feedback_missing_or_out_of_date_until_regenerated(graded):
     autograded = graded.root / "autograded" / "bob" / "broadcasting" / "broadcasting.ipynb"
     html = graded.root / "feedback" / "bob" / "broadcasting" / "broadcasting.html"
     earlier = autograded.stat().st_mtime - 60
     os.utime(html, (earlier, earlier))  # as if bob was regraded after his feedback was written
-    assert status_row(graded)[-1] == "bob"
+    shutil.rmtree(graded.root / "feedback" / "gus")  # as if gus's feedback was never written
+    assert status_row(graded)[-2:] == ["gus", "bob"]  # no feedback yet / out of date
     assert vecgrade("feedback", "broadcasting", "-c", graded.root).exit_code == 0
-    assert status_row(graded)[-1] == "0"
+    assert status_row(graded)[-2:] == ["0", "0"]
+
+
+def test_feedback_skips_students_without_grades(graded):
+    """A folder in autograded/ without gradebook rows (left by an older run) made nbgrader's generate_feedback
+    fail for the whole class; vecgrade names it and writes everyone else's."""
+    leftover = graded.root / "autograded" / BROKEN / "broadcasting"
+    shutil.copytree(graded.root / "autograded" / "ada" / "broadcasting", leftover)
+    try:
+        with graded.api() as api:
+            assert not api.generate_feedback("broadcasting")["success"]  # control: plain nbgrader trips on it
+        result = vecgrade("feedback", "broadcasting", "-c", graded.root)
+        assert result.exit_code == 0, result.output
+        skipped = [line for line in result.output.splitlines() if line.startswith("skipped")]
+        assert len(skipped) == 1 and BROKEN in skipped[0] and "ada" not in skipped[0], result.output
+        assert f"feedback for {len(CLASS)} student(s)" in result.output
+        assert not (graded.root / "feedback" / BROKEN / "broadcasting").exists()
+    finally:
+        shutil.rmtree(leftover.parent)
+
+
+def test_the_formgrader_lists_every_submission_with_its_reason(graded):
+    with graded.api() as api:
+        submissions = {s["student"]: s for s in api.get_submissions("broadcasting")}
+        assert api.get_assignment("broadcasting")["num_submissions"] == len(submissions) == len(CLASS) + len(REFUSED)
+        for student in REFUSED:
+            assert not submissions[student]["autograded"]  # the formgrader's "needs autograding"
+            assert "not graded: " in submissions[student]["display_timestamp"], submissions[student]
+        assert "remove or rename" in submissions[TWO]["display_timestamp"]
+        assert submissions["ada"]["autograded"] and "not graded" not in (submissions["ada"]["display_timestamp"] or "")
+        assert api.get_submission("broadcasting", EMPTY)["display_timestamp"].count("not graded: ") == 1
 
 
 def _read(path: Path) -> list[dict[str, str]]:
@@ -156,12 +323,13 @@ def test_export_rows_status_and_max_points(graded, tmp_path):
     rows = _read(dest)
     top, people = rows[0], {r["student_id"]: r for r in rows[1:]}
     assert top["student_id"] == MAX_ROW and top["broadcasting/batch_outer_correct"] == "2"
-    assert top["broadcasting total"] == "16"
+    assert top["broadcasting total"] == "16" and top["broadcasting status"] == ""
     assert (people["ada"]["first_name"], people["ada"]["email"]) == ("Ada", "ada@example.org")
     assert people["ada"]["broadcasting status"] == "graded" and people["ada"]["broadcasting total"] == "16"
     assert people["bob"]["broadcasting/batch_outer_vectorized"] == "0"
     assert people[BROKEN]["broadcasting status"].startswith("ungraded: ")
     assert {v for k, v in people[BROKEN].items() if k.startswith("broadcasting/")} == {""}
+    assert "changed after" not in result.output
 
 
 def test_export_unknown_student(graded, tmp_path):
@@ -176,27 +344,58 @@ def test_nbgrader_exporter_plugin_writes_the_same_file(graded, tmp_path):
     run = subprocess.run([str(nbgrader), "export", "--exporter=graders.course.export.PartsExportPlugin",
                           f"--to={theirs}"], cwd=graded.root, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    assert _read(theirs) == _read(ours) and len(_read(ours)) == 1 + len(CLASS) + 1
+    assert _read(theirs) == _read(ours) and len(_read(ours)) == 1 + len(CLASS) + len(REFUSED)
 
 
 def test_speedups_and_failures_read_from_the_grade_cells(graded, broadcasting):
-    verdicts = read_verdicts(graded, broadcasting, list(CLASS))
+    verdicts = read_verdicts(graded.root, broadcasting, list(CLASS))
     for ex in broadcasting.exercises:
-        # ada's speedup is read; bob's loop is stopped before a speedup exists, or measured below the bar;
-        # gus's stub gets no speed verdict
-        speeds = sorted(verdicts.speedups[ex.name], reverse=True)
-        assert 1 <= len(speeds) <= 2 and speeds[0] >= ex.speedup and all(s < ex.speedup for s in speeds[1:])
-        assert any("vectorized" in msg for msg in verdicts.failures[ex.name])
-        assert any(msg.startswith("correct: ") for msg in verdicts.failures[ex.name])
+        # every timed answer: ada's (measured, passed) and bob's loop (stopped early, or measured below the
+        # bar: failed); gus's stub is not timed
+        speeds = verdicts.speeds[ex.name]
+        assert len(speeds) == 2 and sum(s.passed for s in speeds) == 1, speeds
+        ada = next(s for s in speeds if s.passed)
+        assert ada.speedup is not None and ada.speedup >= ex.speedup
+        bob = next(s for s in speeds if not s.passed)
+        assert bob.speedup is None or bob.speedup < ex.speedup
+        failures = verdicts.frequent(ex.name)
+        assert any(f.part == "vectorized" for f in failures)
+        assert any(f.part == "correct" and f.gates for f in failures)  # gus: its cause, counted once
+        assert all(GATED not in f.message() for f in failures)
+        assert all(SLOT not in f.message() and f.message().strip() for f in failures)
 
 
 def test_html_report_is_self_contained(graded, tmp_path):
     dest = tmp_path / "report.html"
-    assert vecgrade("report", "broadcasting", "-c", graded.root, "--html", dest).exit_code == 0
+    result = vecgrade("report", "broadcasting", "-c", graded.root, "--html", dest)
+    assert result.exit_code == 0, result.output
     page = dest.read_text()
     assert page.count('src="data:image/png;base64,') == 3
     assert "<script" not in page and "<link" not in page and 'src="http' not in page  # nothing to fetch
     assert '<h2 id="ungraded">' in page and f"<td>{BROKEN}</td>" in page
+    assert GATED not in page and "# s" not in page and "raised NotImplementedError" in page
+    assert "changed after the class was graded" not in page
+
+
+def test_a_changed_assignment_is_said_in_the_export_and_the_report(graded, tmp_path):
+    """As if the class was graded when batch_outer_correct was worth 3 points (nbgrader keeps the graded cells)."""
+    with Gradebook(graded.db_url) as gb:
+        gb.find_grade_cell("batch_outer_correct", "broadcasting", "broadcasting").max_score = 3
+        gb.db.commit()
+    try:
+        grades, page = tmp_path / "grades.csv", tmp_path / "report.html"
+        result = vecgrade("export", "broadcasting", "-c", graded.root, "--to", grades)
+        assert result.exit_code == 0 and "broadcasting changed after the class was graded" in result.output
+        assert "`nbgrader generate_assignment broadcasting --force`, then `vecgrade grade broadcasting`" in " ".join(
+            result.output.split())
+        assert "batch_outer_correct: 3 points when graded, 2 now" in _read(grades)[0]["broadcasting status"]
+        result = vecgrade("report", "broadcasting", "-c", graded.root, "--html", page)
+        assert result.exit_code == 0 and "changed after the class was graded" in result.output
+        assert "changed after the class was graded" in page.read_text()
+    finally:
+        with Gradebook(graded.db_url) as gb:
+            gb.find_grade_cell("batch_outer_correct", "broadcasting", "broadcasting").max_score = 2
+            gb.db.commit()
 
 
 def test_late_submission_shows_in_status_column(graded, tmp_path):
@@ -214,3 +413,43 @@ def test_late_submission_shows_in_status_column(graded, tmp_path):
     assert people["bob"]["broadcasting status"] == "graded, late 2.0 h"
     assert people["ada"]["broadcasting status"] == "graded"
     assert people["bob"]["broadcasting total"] == "8"  # late is reported, not a penalty of ours
+
+
+def test_a_mistake_in_the_command_line_itself_is_one_line(fresh):
+    assert_user_error(vecgrade("grade"), "Missing argument", "grade --help")
+    assert_user_error(vecgrade("grade", "broadcasting", "--bogus", "-c", fresh.root), "--bogus")
+    assert_user_error(vecgrade("grade", "broadcasting", "--jobs", "0", "-c", fresh.root), "--jobs")
+    assert_user_error(vecgrade("nosuch"), "No such command 'nosuch'")
+    result = vecgrade()
+    assert result.exit_code == 0 and "Usage" in result.output and "grade" in result.output
+
+
+@pytest.mark.parametrize("form", ["table", "markdown", "csv"])
+def test_validate_prints_each_format_and_fails_on_a_problem(fresh, monkeypatch, form):
+    """The command's wiring, on rows built from verdicts (the display itself: tests/test_validate_view.py)."""
+    from graders.checks.parts import Verdict
+    from graders.course import validate
+    from graders.course.validate import Row
+
+    def verdicts(passes):
+        return {p: Verdict(p, f == "p", "" if f == "p" else f"fails {p}") for p, f in zip(PARTS, passes, strict=True)}
+
+    def fake(assignment, seed=0, only=None):
+        ex = assignment.exercise("batch_outer")
+        good = Row(assignment.name, ex, verdicts("ppp"), verdicts("pff"), verdicts("fff"),
+                   [verdicts("ppp"), verdicts("ppp")], verdicts("pff"), verdicts("pff"))
+        bad = Row(assignment.name, assignment.exercise("softmax_rows"), verdicts("ppf"), verdicts("pff"),
+                  verdicts("fff"), [verdicts("ppp"), verdicts("ppp")], verdicts("pff"), verdicts("pff"))
+        return [good, bad] if only is None else [good]
+
+    monkeypatch.setattr(validate, "validate_assignment", fake)
+    ok = vecgrade("validate", "broadcasting", "-e", "batch_outer", "--format", form, "-c", fresh.root)
+    assert ok.exit_code == 0 and "batch_outer" in ok.stdout, ok.output
+    failing = vecgrade("validate", "broadcasting", "--format", form, "-c", fresh.root)
+    assert failing.exit_code == 1 and "softmax_rows" in failing.stdout, failing.output
+    if form == "csv":
+        rows = list(csv.reader(failing.stdout.splitlines()))
+        assert len(rows) == 3 and rows[0][0] == "assignment" and {r[1] for r in rows[1:]} == {"batch_outer",
+                                                                                              "softmax_rows"}
+    if form == "table":
+        assert "softmax_rows: reference fails fast" in " ".join(failing.stdout.split())

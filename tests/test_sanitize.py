@@ -16,3 +16,42 @@ def test_markdown_loses_what_runs():
     source = "<script>alert(3)</script><img src=x onerror=alert(4)>\n\n[x](javascript:alert(5))"
     assert LIVE.search(source)  # control: the attack is really there before cleaning
     assert not LIVE.search(clean_markdown(source).replace("&lt;script", ""))
+
+
+FAKE_BOX = ('<div class="output_subarea output_stream output_stdout jp-OutputArea-output" id="verdict">'
+            "all parts passed</div>")
+
+
+def test_markdown_cannot_borrow_the_page_classes():
+    """A student's div with the output area's classes would read as the grader's verdict box."""
+    assert 'class="output_subarea' in FAKE_BOX  # control: the attack is there before cleaning
+    html = clean_markdown(FAKE_BOX + '\n\n<span id="x" class="label label-success">graded</span>')
+    assert "all parts passed" in html and "graded" in html  # the text stays, as plain text
+    assert "class=" not in html and "id=" not in html, html
+
+
+def test_data_urls_only_as_image_sources():
+    png = "data:image/png;base64,iVBORw0KGgo="
+    html = clean_markdown(f"![plot]({png})")
+    assert f'src="{png}"' in html  # an embedded plot survives
+    attacks = ["[click](data:text/html;base64,PHNjcmlwdD4=)", "![x](data:image/svg+xml;base64,PHN2Zz4=)",
+               '<a href=" DATA:text/html,x">u</a>', '<img src="da&#x74;a:text/html,x">']
+    for source in attacks:
+        assert "data:" in source.lower() or "&#x74;" in source  # control
+        cleaned = clean_markdown(source)
+        assert "data:" not in cleaned.lower() and "&#x74;" not in cleaned, (source, cleaned)
+    assert 'href="https://pytorch.org"' in clean_markdown("[ok](https://pytorch.org)")
+
+
+def test_the_feedback_exporter_cleans_student_markdown():
+    """Through nbconvert's HTMLExporter as nbgrader_config.py sets it up (feedback and formgrader pages)."""
+    import nbformat
+    from nbconvert import HTMLExporter
+    from nbformat.v4 import new_markdown_cell, new_notebook
+
+    from graders.pipeline.sanitize import SanitizeMarkdown
+    nb = new_notebook(cells=[new_markdown_cell(FAKE_BOX)])
+    exporter = HTMLExporter(preprocessors=[SanitizeMarkdown])
+    page, _ = exporter.from_notebook_node(nbformat.from_dict(nb))
+    at = page.index("all parts passed")
+    assert "output_subarea output_stream" not in page[at - 300:at], page[at - 300:at]

@@ -35,6 +35,7 @@ from graders.course.record import StudentResult, autograde
 from graders.model.notebook import submission_cells
 from graders.pipeline.intake import Intake
 from graders.pipeline.precomputed import GradingJob, JobResult, PutBackPrecomputed, definitions_files
+from graders.pipeline.refusals import submission_refusal
 from graders.pipeline.verdicts import write_verdicts
 from graders.sandbox.scratch import Scratch
 
@@ -88,8 +89,11 @@ class ClassGrader:
         to the gradebook, say) gets no job: nbgrader's own autograde then meets it and says why."""
         folder = self.course.root / "submitted" / student / self.assignment_name
         assignment = self.course.assignments[self.assignment_name]
-        if Intake(config=self.config).refusal(str(folder), f"{student}/{self.assignment_name}"):
-            return []  # refused at intake (links, too many files or bytes): nbgrader's autograde says why
+        if Intake(config=self.config).refusal(str(folder), f"{student}/{self.assignment_name}") or \
+                submission_refusal(str(self.course.root), str(folder), self.course.db_url, self.assignment_name,
+                                   student):
+            return []  # refused before any kernel runs (intake caps, an unknown or empty notebook): nbgrader's
+            # autograde (SafeAutograde) says why
         planned = []
         modules = read_modules(folder)  # the student's own helpers.py beside the notebooks
         for path in sorted(folder.glob("*.ipynb")):

@@ -7,23 +7,24 @@ final table checks the gradebook against it.
 from __future__ import annotations
 
 import shutil
-import sys
 import time
 from pathlib import Path
 
 import nbformat
 from nbgrader.api import Gradebook
-from nbgrader.plugins.export import CsvExportPlugin
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from graders import KIT_ROOT
 from graders.course.build import write_source
 from graders.course.directory import Course
+from graders.course.export import export_rows, write_csv
+from graders.course.feedback import write_feedback
 from graders.course.grade import grade_class
 from graders.course.marks import add_marks_row, exercise_marks, marks_table
 from graders.course.personas import Persona, demo_module, load_roster
-from graders.model.exercise import PARTS, Assignment, Exercise
+from graders.model.exercise import PARTS, Assignment, Exercise, load_course
 
 MARKER = ".vecgrade-demo"
 TABLES = {  # the per-exercise tables of demo/<assignment>.py that CONTRIBUTING.md names, and what an entry holds
@@ -33,12 +34,36 @@ TABLES = {  # the per-exercise tables of demo/<assignment>.py that CONTRIBUTING.
 }
 
 
+class DemoError(Exception):
+    """A mistake in the demo's command line: an unknown assignment, a folder that is not a demo's."""
+
+
+def check_demo(directory: Path, assignment_name: str) -> None:
+    """Raise ``DemoError`` for a user's mistake, before anything is touched."""
+    kit = load_course(KIT_ROOT / "assignments")
+    if assignment_name not in kit:
+        raise DemoError(f"no assignment {assignment_name!r}; choose one of: {', '.join(kit)}")
+    if _not_a_demo(directory):
+        raise DemoError(_not_a_demo(directory))
+
+
+def _not_a_demo(directory: Path) -> str:
+    """Why ``directory`` may not be replaced by a demo ("" when it may: absent, or a demo's that does not hold
+    the working folder, which removing it would pull from under this process)."""
+    directory = Path(directory).resolve()
+    if directory.exists() and not (directory / MARKER).exists():
+        return f"{directory} exists and is not a vecgrade demo; choose another --dir"
+    if Path.cwd().resolve().is_relative_to(directory):
+        return f"--dir {directory} holds the folder you are in; cd elsewhere or choose another --dir"
+    return ""
+
+
 def make_course(directory: Path, kit_root: Path = KIT_ROOT) -> Course:
     """A fresh course directory holding the kit's definitions and config (a previous demo is replaced)."""
     directory = Path(directory).resolve()
+    if _not_a_demo(directory):
+        raise FileExistsError(_not_a_demo(directory))
     if directory.exists():
-        if not (directory / MARKER).exists():
-            raise FileExistsError(f"{directory} exists and is not a vecgrade demo; choose another --dir")
         shutil.rmtree(directory)
     directory.mkdir(parents=True)
     (directory / MARKER).write_text("made by `vecgrade demo`; safe to delete\n")
@@ -125,20 +150,19 @@ def deserved_table(course: Course, assignment_name: str, people: list[Persona]) 
     return table, wrong
 
 
-def run_demo(directory: Path, assignment_name: str, console: Console) -> int:
-    """0 when every simulated student got what it deserves, 1 when one did not, 2 for a user's mistake."""
+def run_demo(directory: Path, assignment_name: str, console: Console, errors: Console | None = None) -> int:
+    """0 when every simulated student got what it deserves, 1 when one did not, 2 for a user's mistake (one
+    ``error:`` line on ``errors``, default ``console``, before the folder is touched)."""
     start = time.perf_counter()
     try:
-        course = make_course(directory)
-    except (FileExistsError, FileNotFoundError) as exc:
-        console.print(f"[red]{exc}[/red]")
+        check_demo(directory, assignment_name)
+    except DemoError as exc:
+        (errors or console).print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2
-    if assignment_name not in course.assignments:
-        console.print(f"[red]no assignment {assignment_name!r}; choose one of: {', '.join(course.assignments)}[/red]")
-        return 2
+    course = make_course(directory)
     problems = roster_problems(KIT_ROOT, course.assignments[assignment_name])
     for problem in problems:
-        print(f"error: {problem}", file=sys.stderr)
+        (errors or console).print(f"[red]error:[/red] {escape(problem)}", highlight=False, soft_wrap=True)
     if problems:
         return 2
     people = load_roster(KIT_ROOT, course.assignments[assignment_name])
@@ -159,14 +183,14 @@ def run_demo(directory: Path, assignment_name: str, console: Console) -> int:
     results = grade_class(course, assignment_name, students, console=console)
     for r in results:
         if not r.success:
-            console.print(f"[yellow]could not grade {r.student}[/yellow]: {r.reason}")
-    with course.api() as api:
-        feedback = api.generate_feedback(assignment_name)
-    console.print(f"[bold]5. feedback[/bold] {'written to feedback/' if feedback['success'] else 'FAILED'}")
+            console.print(f"[yellow]could not grade {escape(r.student)}[/yellow]: {escape(r.reason)}")
+    feedback = write_feedback(course, assignment_name)
+    console.print(f"[bold]5. feedback[/bold] for {len(feedback.written)} student(s) in feedback/"
+                  + (f"; [red]FAILED[/red] for {', '.join(feedback.failed)}" if feedback.failed else ""))
     csv_path = course.root / "grades.csv"
-    with Gradebook(course.db_url) as gb:
-        CsvExportPlugin(to=str(csv_path)).export(gb)
-    console.print(f"[bold]6. CSV export[/bold] {csv_path}")
+    with Gradebook(course.db_url) as gb:  # the same file as `vecgrade export --to grades.csv`
+        write_csv(export_rows(gb, course, [course.assignments[assignment_name]]), csv_path)
+    console.print(f"[bold]6. CSV export[/bold] {csv_path} (as `vecgrade export {assignment_name}` writes it)")
     table, wrong = deserved_table(course, assignment_name, people)
     console.print(table)
     per_nb = sum(r.seconds for r in results) / max(len(results), 1)

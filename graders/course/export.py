@@ -4,11 +4,11 @@
 ``nbgrader export --exporter=graders.course.export.PartsExportPlugin --to grades.csv``
 (run in the course directory) and from ``vecgrade export``. Names and emails are
 nbgrader's. A part without a mark (ungraded, not graded yet, not submitted) is an
-empty cell, never a 0, and the status column says why.
+empty cell, never a 0, and the status column says why. When the definitions differ from
+the grade cells the class was graded on, the max-points row's status cell says how.
 """
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 from nbgrader.api import Gradebook
@@ -16,7 +16,8 @@ from nbgrader.plugins.export import ExportPlugin
 from traitlets import Unicode
 
 from graders.course.directory import Course
-from graders.course.results import class_marks, max_points
+from graders.course.results import class_marks, max_points, version_changes
+from graders.model.csvsafe import write_rows
 from graders.model.exercise import Assignment
 
 MAX_ROW = "max points"
@@ -35,7 +36,8 @@ def export_rows(gb: Gradebook, course: Course, assignments: list[Assignment],
     top = {"student_id": MAX_ROW, "first_name": "", "last_name": "", "email": ""}
     for a in assignments:
         maxes = max_points(a)
-        top[f"{a.name} status"] = ""
+        changes = version_changes(gb, a)
+        top[f"{a.name} status"] = f"changed after grading: {'; '.join(changes)}" if changes else ""
         top.update({f"{a.name}/{gid}": _fmt(m) for gid, m in maxes.items()})
         top[f"{a.name} total"] = _fmt(sum(maxes.values()))
     out = [top]
@@ -54,10 +56,8 @@ def export_rows(gb: Gradebook, course: Course, assignments: list[Assignment],
 
 
 def write_csv(rows: list[dict[str, str]], dest: Path) -> None:
-    with open(dest, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    """The rows (max points first) as CSV; a cell a spreadsheet would run as a formula is marked as text."""
+    write_rows(dest, list(rows[0]), rows)
 
 
 class PartsExportPlugin(ExportPlugin):

@@ -12,7 +12,7 @@ the batch goes on.
 """
 from __future__ import annotations
 
-import csv
+import shutil
 import warnings
 
 from nbformat.validator import MissingIDFieldWarning
@@ -23,6 +23,7 @@ from sqlalchemy.exc import SAWarning
 from graders.course.coordinator import ClassGrader
 from graders.course.directory import Course
 from graders.course.record import StudentResult, autograde
+from graders.model.csvsafe import read_rows, write_rows
 
 __all__ = ["StudentResult", "grade_class", "record_ungraded", "ungraded", "UNGRADED"]
 
@@ -56,7 +57,19 @@ def grade_class(course: Course, assignment: str, students: list[str], plain: boo
                                        on_result=lambda r: progress.advance(task))
     record_ungraded(course, assignment, results)
     _drop_ungraded_rows(course, assignment, [r.student for r in results if not r.success])
+    _remove_autograded(course, assignment, [r.student for r in results if not r.success])
     return results
+
+
+def _remove_autograded(course: Course, assignment: str, students: list[str]) -> None:
+    """A refused submission leaves nothing behind: a folder in ``autograded/`` without gradebook rows would make
+    nbgrader's generate_feedback fail for the whole class, and the formgrader would count it but not list it."""
+    for student in students:
+        folder = course.root / "autograded" / student / assignment
+        if folder.is_dir() and not folder.is_symlink():
+            shutil.rmtree(folder)
+        if folder.parent.is_dir() and not folder.parent.is_symlink() and not any(folder.parent.iterdir()):
+            folder.parent.rmdir()
 
 
 def _drop_ungraded_rows(course: Course, assignment: str, students: list[str]) -> None:
@@ -83,22 +96,12 @@ def record_ungraded(course: Course, assignment: str, results: list[StudentResult
     record of why lives here; a later successful grading removes the row.
     """
     path = course.root / UNGRADED
-    rows = []
-    if path.exists():
-        with open(path, newline="") as f:
-            rows = [r for r in csv.DictReader(f) if r["assignment"] != assignment
-                    or r["student"] not in {x.student for x in results}]
+    done = {x.student for x in results}
+    rows = [r for r in read_rows(path) if r["assignment"] != assignment or r["student"] not in done]
     rows += [{"student": r.student, "assignment": assignment, "reason": r.reason} for r in results if not r.success]
     if rows or path.exists():
-        with open(path, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=["student", "assignment", "reason"])
-            writer.writeheader()
-            writer.writerows(rows)
+        write_rows(path, ["student", "assignment", "reason"], rows)
 
 
 def ungraded(course: Course, assignment: str) -> dict[str, str]:
-    path = course.root / UNGRADED
-    if not path.exists():
-        return {}
-    with open(path, newline="") as f:
-        return {r["student"]: r["reason"] for r in csv.DictReader(f) if r["assignment"] == assignment}
+    return {r["student"]: r["reason"] for r in read_rows(course.root / UNGRADED) if r["assignment"] == assignment}

@@ -15,12 +15,19 @@ class StudentResult:
     reason: str = ""
 
 
-def reason(result: dict) -> str:
+def nbgrader_reason(result: dict) -> str:
     """The most specific error line nbgrader logged (its own wrapper exception says nothing)."""
     lines = f"{result.get('log', '')}\n{result.get('error', '')}".splitlines()
     errors = [line.strip() for line in lines if re.match(r"\s*[\w.]*(Error|Exception|Missing)\b", line)
               and "NbGraderException" not in line]
-    return (errors or [line.strip() for line in lines if line.strip()] or ["unknown error"])[-1][:300]
+    return _tidy((errors or [line.strip() for line in lines if line.strip()] or ["unknown error"])[-1])[:300]
+
+
+def _tidy(line: str) -> str:
+    """``graders.pipeline.intake.UnsafeSubmissionError: UnsafeSubmissionError: why`` reads
+    ``UnsafeSubmissionError: why``."""
+    line = re.sub(r"^(?:\w+\.)+(\w+: )", r"\1", line)
+    return re.sub(r"^(\w+: )\1", r"\1", line)
 
 
 def skipped(result: dict) -> str:
@@ -37,5 +44,5 @@ def autograde(api, assignment: str, student: str) -> StudentResult:
     except Exception as exc:  # noqa: BLE001 - one bad submission never stops the batch
         result = {"success": False, "error": f"{type(exc).__name__}: {exc}"}
     ok, unknown = bool(result.get("success")), skipped(result)
-    why = "; ".join(r for r in (unknown, "" if ok else reason(result)) if r)
+    why = "; ".join(r for r in (unknown, "" if ok else nbgrader_reason(result)) if r)
     return StudentResult(student, ok and not unknown, time.perf_counter() - start, why)

@@ -2,7 +2,9 @@
 
 Pass rates and scores come from the gradebook (``class_marks``); speedups and
 failure messages from what the grader wrote into the autograded notebooks'
-grade cells. Ungraded students are listed apart and count in no rate or mean.
+grade cells (``observed``). Ungraded students are listed apart and count in no
+rate or mean. Every answer that "fast" timed is on the speedup plot, passed or
+failed; one stopped early as far slower is a triangle below the others.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import base64
 import html
 import io
 from pathlib import Path
+from typing import Sequence
 
 import matplotlib
 
@@ -18,7 +21,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
-from graders.course.results import StudentRow, Verdicts, max_points  # noqa: E402
+from graders.course.observed import Failure, Verdicts  # noqa: E402
+from graders.course.results import StudentRow, max_points  # noqa: E402
 from graders.model.exercise import PARTS, Assignment  # noqa: E402
 
 
@@ -71,18 +75,37 @@ def score_histogram(assignment: Assignment, rows: list[StudentRow]):
 def speedup_plot(assignment: Assignment, verdicts: Verdicts):
     fig, ax = plt.subplots(figsize=(1.4 * len(assignment.exercises) + 2, 3.5), num="measured speedups")
     rng = np.random.default_rng(0)
+    measured = [s.speedup for speeds in verdicts.speeds.values() for s in speeds if s.speedup is not None]
+    floor = min(measured + [ex.speedup for ex in assignment.exercises]) / 4  # where "stopped early" is drawn
+    labels: set[str] = set()
+
+    def label(text: str) -> str | None:
+        """The legend entry, the first time a kind is drawn only."""
+        if text in labels:
+            return None
+        labels.add(text)
+        return text
+
     for i, ex in enumerate(assignment.exercises):
-        values = verdicts.speedups.get(ex.name, [])
-        ax.scatter(i + rng.uniform(-0.15, 0.15, len(values)), values, s=18, alpha=0.7,
-                   c=["tab:green" if v >= ex.speedup else "tab:red" for v in values])
+        speeds = verdicts.speeds.get(ex.name, [])
+        for passed, colour, name in ((True, "tab:green", "passed fast"), (False, "tab:red", "failed fast")):
+            values = [s.speedup for s in speeds if s.speedup is not None and s.passed == passed]
+            if values:
+                ax.scatter(i + rng.uniform(-0.15, 0.15, len(values)), values, s=18, alpha=0.7, c=colour,
+                           label=label(name))
+        stopped = sum(s.speedup is None for s in speeds)
+        if stopped:
+            ax.scatter(i + rng.uniform(-0.15, 0.15, stopped), [floor] * stopped, marker="v", s=24, alpha=0.7,
+                       c="tab:red", label=label("stopped early: far slower"))
+            ax.annotate(f"{stopped}", (i + 0.2, floor), fontsize=8, va="center")
         # matplotlib's stubs type label as str; None (no legend entry) is accepted, like any Artist label
         ax.hlines(ex.speedup, i - 0.35, i + 0.35, colors="black", linestyles="dashed",
-                  label="threshold" if i == 0 else None)  # type: ignore[arg-type]
+                  label=label("threshold"))  # type: ignore[arg-type]
     ax.set_yscale("log")
     ax.set_xticks(range(len(assignment.exercises)), [ex.name for ex in assignment.exercises], rotation=20)
     ax.set_ylabel("speedup over the loop version")
-    ax.set_title("measured speedups (dots) vs threshold (dashes)")
-    ax.legend(loc="upper right")
+    ax.set_title("every timed answer (dots), stopped early (triangles), threshold (dashes)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
     return fig
 
 
@@ -104,24 +127,40 @@ def marks_table(assignment: Assignment, rows: list[StudentRow]) -> str:
 
 STYLE = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}
-img{max-width:100%;display:block;margin:1em 0}h2{border-bottom:1px solid #ddd}"""
+img{max-width:100%;display:block;margin:1em 0}h2{border-bottom:1px solid #ddd}
+.changed{background:#fff3cd;border:1px solid #e0c36c;padding:.5em 1em}"""
 
 
-def render_html(assignment: Assignment, rows: list[StudentRow], verdicts: Verdicts) -> str:
-    not_graded = [r for r in rows if not r.graded]
-    failures = "".join(
+def _failure_row(f: Failure) -> list[str]:
+    return [str(f.times), f"{f.part} (so vectorized and fast not graded)" if f.gates else f.part, f.message()]
+
+
+def failures_section(assignment: Assignment, verdicts: Verdicts) -> str:
+    """Per exercise, the five most frequent failures, grouped by message shape, with the class's numbers."""
+    intro = ("<p>Messages that differ only in their numbers count as one; a range shows the numbers the class got. "
+             "A failed <em>correct</em> leaves <em>vectorized</em> and <em>fast</em> not graded: they are counted "
+             "with it.</p>")
+    return intro + "".join(
         f"<h3>{html.escape(ex.name)}</h3>"
-        + (_table(["times", "message"], [[str(n), msg] for msg, n in verdicts.failures[ex.name].most_common(5)])
-           if verdicts.failures.get(ex.name) else "<p>no failures</p>")
+        + (_table(["times", "part", "message"], [_failure_row(f) for f in verdicts.frequent(ex.name)])
+           if verdicts.frequent(ex.name) else "<p>no failures</p>")
         for ex in assignment.exercises)
+
+
+def render_html(assignment: Assignment, rows: list[StudentRow], verdicts: Verdicts, changes: Sequence[str] = ()) -> str:
+    """The page; ``changes``: how the definitions differ from what the class was graded on (``version_changes``)."""
+    not_graded = [r for r in rows if not r.graded]
+    changed = (f'<p class="changed"><strong>{html.escape(assignment.name)} changed after the class was graded'
+               f"</strong> (the marks are from the older version): {html.escape('; '.join(changes))}</p>"
+               if changes else "")
     parts = [
-        f"<h1>{html.escape(assignment.name)}: class report</h1>",
+        f"<h1>{html.escape(assignment.name)}: class report</h1>", changed,
         f"<p>{sum(r.graded for r in rows)} graded, {len(not_graded)} without marks. "
         "Rates, scores and speedups count graded submissions only.</p>",
         "<h2>Pass rates</h2>", _png(heat_map(assignment, pass_rates(assignment, rows))),
         "<h2>Scores</h2>", _png(score_histogram(assignment, rows)),
         "<h2>Speedups</h2>", _png(speedup_plot(assignment, verdicts)),
-        "<h2>Most frequent failures</h2>", failures,
+        "<h2>Most frequent failures</h2>", failures_section(assignment, verdicts),
         '<h2 id="ungraded">Ungraded</h2>',
         _table(["student", "status"], [[r.student, r.status] for r in not_graded]) if not_graded
         else "<p>every submission was graded</p>",
@@ -131,5 +170,6 @@ def render_html(assignment: Assignment, rows: list[StudentRow], verdicts: Verdic
             f"<style>{STYLE}</style></head><body>{''.join(parts)}</body></html>\n")
 
 
-def write_html(dest: Path, assignment: Assignment, rows: list[StudentRow], verdicts: Verdicts) -> None:
-    Path(dest).write_text(render_html(assignment, rows, verdicts))
+def write_html(dest: Path, assignment: Assignment, rows: list[StudentRow], verdicts: Verdicts,
+               changes: Sequence[str] = ()) -> None:
+    Path(dest).write_text(render_html(assignment, rows, verdicts, changes))

@@ -7,31 +7,103 @@ graded has none, and ``Course`` callers get ``NoGradebook`` instead.
 """
 from __future__ import annotations
 
-import re
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 
-from graders.course.directory import Course, gradebook_marks
+from graders.course.directory import Course, _put_scripts_on_path, gradebook_marks
 from graders.course.grade import ungraded
+from graders.model.csvsafe import write_rows
 from graders.model.exercise import PARTS, Assignment
-
-SPEEDUP = re.compile(r"speedup (\d+(?:\.\d+)?)x")
 
 
 class NoGradebook(FileNotFoundError):
-    """The course has no gradebook.db yet (nothing was graded)."""
+    """The course has no gradebook yet (nothing was graded), or it cannot be opened."""
+
+
+def _sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite gradebook URL (None for another database)."""
+    parsed = make_url(url)
+    return Path(parsed.database) if parsed.get_backend_name() == "sqlite" and parsed.database else None
 
 
 def open_gradebook(course: Course) -> Gradebook:
-    """nbgrader's gradebook, only if it exists (``Gradebook(url)`` would silently create an empty one)."""
-    path = course.root / "gradebook.db"
-    if not path.exists():
+    """nbgrader's gradebook, only if it exists (``Gradebook(url)`` would silently create an empty SQLite file)."""
+    url = course.db_url
+    path = _sqlite_file(url)
+    if path is not None and not path.exists():
         raise NoGradebook(f"no gradebook in {course.root}: nothing graded yet (run `vecgrade grade ASSIGNMENT`)")
-    return Gradebook(course.db_url)
+    _put_scripts_on_path()  # nbgrader runs `alembic` to create the tables of a new database
+    try:
+        return Gradebook(url)
+    except SQLAlchemyError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise NoGradebook(f"cannot open the gradebook {make_url(url).render_as_string(hide_password=True)}: "
+                          f"{first}") from None
+
+
+def gradebook_problem(course: Course, assignment: str) -> str | None:
+    """Why nbgrader cannot grade ``assignment`` with the course's gradebook, with the fix (None: it can).
+
+    nbgrader grades only an assignment its gradebook knows, with its notebooks and grade cells;
+    ``generate_assignment`` registers them (``--force`` because release/ may already exist).
+    """
+    fix = f"run `nbgrader generate_assignment {assignment} --force`, which registers its notebooks and grade cells"
+    path = _sqlite_file(course.db_url)
+    if path is not None and not path.exists():
+        return f"the gradebook has no assignment {assignment!r} (there is no {path.name}): {fix}"
+    try:
+        with open_gradebook(course) as gb:
+            try:
+                known = gb.find_assignment(assignment)
+            except MissingEntry:
+                return f"the gradebook has no assignment {assignment!r}: {fix}"
+            if not known.notebooks:
+                return f"the gradebook's assignment {assignment!r} has no notebooks: {fix}"
+    except NoGradebook as exc:
+        return str(exc)
+    return None
+
+
+def _differences(gb: Gradebook, assignment: Assignment) -> tuple[list[str], list[str]]:
+    """(grade cells added or removed, points changed) between the gradebook's graded version and the definitions."""
+    try:
+        recorded = gb.find_assignment(assignment.name)
+    except MissingEntry:
+        return [], []
+    if not recorded.submissions:
+        return [], []
+    cells = {cell.name: cell.max_score for nb in recorded.notebooks for cell in nb.grade_cells}
+    current = max_points(assignment)
+    shape = [f"{gid} added ({current[gid]:g} points, no marks)" for gid in current if gid not in cells]
+    shape += [f"{gid} removed (graded, {cells[gid]:g} points)" for gid in cells if gid not in current]
+    points = [f"{gid}: {cells[gid]:g} points when graded, {current[gid]:g} now" for gid in current
+              if gid in cells and cells[gid] != current[gid]]
+    return shape, points
+
+
+def version_changes(gb: Gradebook, assignment: Assignment) -> list[str]:
+    """How the definitions differ from the grade cells the class was graded on ([] when they agree, or nobody
+    was graded): nbgrader keeps a graded assignment's cells, so the gradebook holds the older version."""
+    shape, points = _differences(gb, assignment)
+    return shape + points
+
+
+def version_fix(gb: Gradebook, assignment: Assignment) -> str:
+    """What to do about ``version_changes`` ("" when there are none)."""
+    shape, points = _differences(gb, assignment)
+    name = assignment.name
+    if shape:  # nbgrader refuses, and removes release/<name>/ on the way ("Removing failed assignment")
+        return (f"nbgrader cannot add or remove grade cells of an assignment with submissions (and "
+                f"`generate_assignment {name} --force` would remove release/{name}/): release the new version as "
+                f"a new assignment, or put the graded definitions back")
+    if points:
+        return (f"to grade on the new points: `vecgrade build`, `nbgrader generate_assignment {name} --force`, "
+                f"then `vecgrade grade {name}`")
+    return ""
 
 
 @dataclass
@@ -76,44 +148,12 @@ def class_marks(gb: Gradebook, course: Course, assignment: Assignment) -> list[S
     return [rows[s] for s in sorted(rows)]
 
 
-@dataclass
-class Verdicts:
-    """What the grade cells of the autograded notebooks said, per exercise."""
-    speedups: dict[str, list[float]] = field(default_factory=dict)
-    failures: dict[str, Counter] = field(default_factory=dict)
-
-
-def _message(output) -> tuple[bool, str]:
-    if output.get("output_type") == "error":
-        return False, str(output.get("evalue", ""))
-    return True, "".join(output.get("text", "")) if output.get("output_type") == "stream" else ""
-
-
-def read_verdicts(course: Course, assignment: Assignment, students: list[str]) -> Verdicts:
-    """Measured speedups and failure messages from the grade-cell outputs the grader wrote."""
-    out = Verdicts({ex.name: [] for ex in assignment.exercises}, {ex.name: Counter() for ex in assignment.exercises})
-    for student in students:
-        path = course.root / "autograded" / student / assignment.name / f"{assignment.name}.ipynb"
-        if not path.exists():
-            continue
-        for cell in nbformat.read(path, as_version=4).cells:
-            found = assignment.part_of(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", ""))
-            if not found:
-                continue
-            ex, part = found
-            for output in cell.get("outputs", []):
-                passed, text = _message(output)
-                if part == "fast" and (m := SPEEDUP.search(text)):
-                    out.speedups[ex.name].append(float(m.group(1)))
-                if not passed:
-                    out.failures[ex.name][f"{part}: {_generic(text)}"] += 1
-    return out
-
-
-def _generic(message: str) -> str:
-    """Failure messages differing only in measured numbers count as one (``speedup 1.3x`` ~ ``speedup 1.1x``)."""
-    first = message.strip().splitlines()[0] if message.strip() else "(no message)"
-    return re.sub(r"\b\d+\.\d+", "#", first)[:200]
+def write_parts_csv(dest: Path, assignment: Assignment, rows: list[StudentRow]) -> None:
+    """``vecgrade report --csv``: one row per student, one column per exercise part, total and status."""
+    ids = list(max_points(assignment))
+    write_rows(dest, ["student", *ids, "total", "status"],
+               [{"student": r.student, **{g: "" if r.marks[g] is None else f"{r.marks[g]:g}" for g in ids},
+                 "total": "" if r.total is None else f"{r.total:g}", "status": r.status} for r in rows])
 
 
 def feedback_paths(course: Course, assignment: str, student: str) -> tuple[Path, Path]:

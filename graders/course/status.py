@@ -1,15 +1,25 @@
-"""``vecgrade status``: where each assignment stands, from the course folders, ``ungraded.csv`` and the gradebook.
+"""``vecgrade status``: where each assignment stands, from the course folders, ``ungraded.csv`` and the records.
 
-Feedback is out of date when its HTML is missing or older than the autograded
-notebook it was made from (nbgrader skips existing feedback unless forced).
+A graded student's feedback is "not written yet" when there is no HTML, and "out of date" when the
+HTML is older than the autograded notebook it was made from (nbgrader skips existing feedback
+unless forced). Every ungraded submission is named with its reason, and every disagreement
+between a submission's ``timestamp.txt`` and its time of record is named too. ``status_table``
+builds the table (other sections, such as a grading queue, can be added beside it).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rich.markup import escape
+from rich.table import Table
+
 from graders.course.directory import Course
 from graders.course.grade import ungraded
 from graders.course.results import feedback_paths
+from graders.pipeline.arrivals import arrivals
+
+COLUMNS = ("assignment", "released", "submitted", "graded", "ungraded", "not graded yet", "no feedback yet",
+           "feedback out of date")
 
 
 @dataclass
@@ -19,7 +29,9 @@ class AssignmentStatus:
     submitted: list[str]
     graded: list[str]
     ungraded: dict[str, str]                          # student -> why
+    no_feedback: list[str] = field(default_factory=list)
     stale_feedback: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)    # timestamp.txt against the time of record
 
     @property
     def waiting(self) -> list[str]:
@@ -31,12 +43,36 @@ def assignment_status(course: Course, name: str) -> AssignmentStatus:
     released = (course.root / "release" / name).is_dir()
     submitted = course.submitted_students(name)
     why = ungraded(course, name)
-    graded, stale = [], []
+    graded, missing, stale = [], [], []
     for student in submitted:
         notebook, html = feedback_paths(course, name, student)
         if student in why or not notebook.exists():
             continue
         graded.append(student)
-        if not html.exists() or html.stat().st_mtime < notebook.stat().st_mtime:
+        if not html.exists():
+            missing.append(student)
+        elif html.stat().st_mtime < notebook.stat().st_mtime:
             stale.append(student)
-    return AssignmentStatus(name, released, submitted, graded, why, stale)
+    recorded = arrivals(course.root)
+    notes = [recorded[s, name].note() for s in submitted if (s, name) in recorded]
+    return AssignmentStatus(name, released, submitted, graded, why, missing, stale, [n for n in notes if n])
+
+
+def _names(students: list[str]) -> str:
+    return escape(", ".join(students)) or "0"  # folder names are text, never rich markup
+
+
+def status_table(course: Course, names: list[str]) -> tuple[Table, list[str]]:
+    """The status table of ``names``, and the lines to print under it (reasons, timestamp notes: plain text,
+    to print without markup)."""
+    table = Table(title="vecgrade status")
+    for column in COLUMNS:
+        table.add_column(column)
+    lines = []
+    for name in names:
+        s = assignment_status(course, name)
+        table.add_row(name, "yes" if s.released else "no", str(len(s.submitted)), str(len(s.graded)),
+                      str(len(s.ungraded)), _names(s.waiting), _names(s.no_feedback), _names(s.stale_feedback))
+        lines += [f"{name}: could not grade {student}: {why}" for student, why in sorted(s.ungraded.items())]
+        lines += [f"{name}: note: {note}" for note in s.notes]
+    return table, lines

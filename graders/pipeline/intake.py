@@ -34,6 +34,8 @@ from nbgrader.converters.base import NbGraderException
 from traitlets import Integer
 from traitlets.config import Configurable
 
+from graders.pipeline import arrivals
+from graders.pipeline.refusals import submission_refusal
 from graders.sandbox.policy import Sandbox
 
 
@@ -162,6 +164,7 @@ class SafeAutograde(Autograde):
     """nbgrader's ``Autograde``, refusing unsafe submissions and unconfined grading before copying anything."""
 
     def init_assignment(self, assignment_id: str, student_id: str) -> None:
+        arrivals.note_arrival(self, assignment_id, student_id)  # its time of record, before anything may refuse it
         try:
             Sandbox(parent=self).check()
         except Exception as exc:  # noqa: BLE001 - SandboxUnavailableError: one line, no points, batch goes on
@@ -172,13 +175,21 @@ class SafeAutograde(Autograde):
         if refusal:
             self.log.error("vecgrade: %s", refusal)
             raise UnsafeSubmissionError(refusal)
+        folder = self._format_source(assignment_id, student_id)
+        refused = submission_refusal(self.coursedir.root, folder, self.coursedir.db_url, assignment_id, student_id)
+        if refused:
+            self.log.error("vecgrade: %s", refused)
+            raise refused
         super().init_assignment(assignment_id, student_id)
+        arrivals.stamp_graded_copy(self, assignment_id, student_id)  # lateness from the time of record
 
 
 def install() -> None:
-    """Make ``nbgrader autograde`` and ``NbGraderAPI.autograde`` use ``SafeAutograde``."""
+    """Make ``nbgrader autograde`` and ``NbGraderAPI.autograde`` use ``SafeAutograde``, and date submissions by
+    their time of record (``graders.pipeline.arrivals``)."""
     import nbgrader.apps.api
     import nbgrader.apps.autogradeapp
 
     nbgrader.apps.api.Autograde = SafeAutograde
     nbgrader.apps.autogradeapp.Autograde = SafeAutograde
+    arrivals.install()  # collect records each submission's time of record; nbgrader reads times from it

@@ -7,23 +7,43 @@ student's markdown reached the feedback page verbatim. This preprocessor,
 set as ``HTMLExporter.preprocessors`` in ``nbgrader_config.py`` (so it runs in
 every HTML export nbgrader makes), renders each markdown cell and keeps only
 what nbconvert's sanitizer allows.
+
+It keeps no ``class`` or ``id`` either: with the page's own classes a student's
+markdown could draw a box that looks like the grader's output ("all parts
+passed"). A ``data:`` URL is kept only as the source of a raster image
+(``data:image/png``, ``jpeg``, ``gif``, ``webp``), never as a link or an SVG.
 """
 from __future__ import annotations
 
+import re
+
 import bleach
+from bleach.html5lib_shim import convert_entities
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 from nbconvert.preprocessors import Preprocessor
 
 # what rendered markdown needs, and nothing that runs: no script/style/iframe, no on* attributes, no javascript: URLs
 TAGS = {*bleach.ALLOWED_TAGS, "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "code", "div", "span",
         "table", "thead", "tbody", "tr", "th", "td", "img", "del", "sup", "sub"}
-ATTRIBUTES = {**bleach.ALLOWED_ATTRIBUTES, "img": ["src", "alt", "title"], "*": ["class", "id"]}
+ATTRIBUTES = {**bleach.ALLOWED_ATTRIBUTES, "img": ["src", "alt", "title"]}
+PROTOCOLS = ["http", "https", "mailto", "data"]  # data: only where ``_allowed`` lets it through
+DATA_IMAGE = re.compile(r"data:image/(png|jpeg|gif|webp)[;,]")
+_URL_NOISE = re.compile(r"[`\000-\040\177-\240\s]+")  # what a browser (and bleach) ignores inside a URL
+
+
+def _allowed(tag: str, name: str, value: str) -> bool:
+    """bleach's attribute filter: the allowlist, and ``data:`` URLs only as an image's source."""
+    if name not in ATTRIBUTES.get(tag, []):
+        return False
+    url = _URL_NOISE.sub("", convert_entities(value)).lower()  # as bleach reads it before checking protocols
+    if name in ("href", "src") and url.startswith("data:"):
+        return tag == "img" and name == "src" and bool(DATA_IMAGE.match(url))
+    return True
 
 
 def clean_markdown(source: str) -> str:
     """The markdown rendered to HTML, with every tag and attribute outside the allowlist escaped or dropped."""
-    return bleach.clean(markdown2html_mistune(source), tags=TAGS, attributes=ATTRIBUTES,
-                        protocols=["http", "https", "mailto", "data"])
+    return bleach.clean(markdown2html_mistune(source), tags=TAGS, attributes=_allowed, protocols=PROTOCOLS)
 
 
 class SanitizeMarkdown(Preprocessor):

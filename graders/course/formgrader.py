@@ -1,0 +1,81 @@
+"""The formgrader lists every submission; one vecgrade could not grade shows "needs autograding" and the reason.
+
+nbgrader 0.9.6's formgrader counts the folders in ``submitted/`` but lists only
+the submissions in the gradebook and those without a folder in ``autograded/``:
+an ungraded submission that left one behind was counted and never listed. Its
+time came from the student's ``timestamp.txt``, and one that was not a time
+stopped the whole page.
+
+``install()`` (from ``nbgrader_config.py``, which the formgrader loads) wraps
+three methods of nbgrader's ``NbGraderAPI``, which the formgrader's pages read,
+and nothing else: every submitted student is listed; one with a row in
+``ungraded.csv`` shows ``not graded: <reason>`` in the timestamp column (the
+formgrader's status column says "needs autograding"); a submission's time is its
+time of record (``graders.pipeline.arrivals``).
+"""
+from __future__ import annotations
+
+import os
+from functools import wraps
+
+from nbgrader.apps.api import NbGraderAPI
+
+from graders.course.directory import Course
+from graders.course.grade import ungraded
+from graders.pipeline.arrivals import observed
+
+_original = {name: getattr(NbGraderAPI, name) for name in ("get_submission", "get_submissions",
+                                                            "get_submitted_timestamp")}
+
+
+def _reasons(api: NbGraderAPI, assignment_id: str) -> dict[str, str]:
+    try:
+        return ungraded(Course(api.coursedir.root), assignment_id)
+    except FileNotFoundError:  # not a vecgrade course folder: nbgrader's view unchanged
+        return {}
+
+
+def _marked(submission: dict, reasons: dict[str, str]) -> dict:
+    """A submission of the formgrader, its timestamp cell saying why it was not graded (when it was not)."""
+    why = reasons.get(submission.get("student", ""))
+    if why and not submission.get("autograded"):
+        when = submission.get("display_timestamp")
+        submission["display_timestamp"] = f"{when + ' - ' if when else ''}not graded: {why}"
+    return submission
+
+
+def _as_ungraded(api: NbGraderAPI, assignment_id: str, student_id: str) -> dict:
+    """nbgrader's own record of a submission that was not autograded."""
+    return _original["get_submission"](api, assignment_id, student_id, ungraded={student_id})
+
+
+@wraps(_original["get_submission"])
+def get_submission(self, assignment_id, student_id, ungraded=None, students=None):
+    found = _original["get_submission"](self, assignment_id, student_id, ungraded, students)
+    if found is None and student_id in self.get_submitted_students(assignment_id):
+        found = _as_ungraded(self, assignment_id, student_id)  # an autograded folder without gradebook rows
+    return None if found is None else _marked(found, _reasons(self, assignment_id))
+
+
+@wraps(_original["get_submissions"])
+def get_submissions(self, assignment_id):
+    listed = _original["get_submissions"](self, assignment_id)
+    missing = sorted(self.get_submitted_students(assignment_id) - {s["student"] for s in listed})
+    listed += [_as_ungraded(self, assignment_id, student) for student in missing]
+    reasons = _reasons(self, assignment_id)
+    return sorted((_marked(s, reasons) for s in listed), key=lambda s: s["student"])
+
+
+@wraps(_original["get_submitted_timestamp"])
+def get_submitted_timestamp(self, assignment_id, student_id):
+    folder = self.coursedir.format_path(self.coursedir.submitted_directory, student_id, assignment_id)
+    if not os.path.isdir(folder):
+        return None
+    return observed(self.coursedir.root, student_id, assignment_id, folder)  # never the student's timestamp.txt
+
+
+def install() -> None:
+    """Make the formgrader's API list every submission with its reason and time of record."""
+    NbGraderAPI.get_submission = get_submission  # type: ignore[method-assign]
+    NbGraderAPI.get_submissions = get_submissions  # type: ignore[method-assign]
+    NbGraderAPI.get_submitted_timestamp = get_submitted_timestamp  # type: ignore[method-assign]

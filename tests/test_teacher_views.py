@@ -1,0 +1,111 @@
+"""What the teacher's views are made of, without nbgrader's apps: failures grouped by message shape with their
+numbers, every timed answer, the assignment's changes since grading, and the refusals with their fix."""
+from types import SimpleNamespace
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from graders.course.observed import GATED, Verdicts, read_verdicts
+from graders.course.report import render_html
+from graders.course.results import StudentRow, max_points, version_changes, version_fix
+from graders.pipeline.refusals import EmptyNotebookError, UnknownNotebookError, refusal
+
+
+def test_failures_that_differ_in_numbers_are_one_group_with_their_range():
+    v = Verdicts()
+    for calls, limit in ((38, "0.3"), (64, "0.3"), (59, "0.3")):
+        v.count("batch_outer", "fast", f"{calls} calls took more than {limit} s: over 12x the reference's time")
+    v.count("batch_outer", "correct", "max abs error 0.25 at [2, 1] (random torch.float32 [7, 3])")
+    v.count("batch_outer", "correct", "max abs error 18.8 at [0, 1] (random torch.float32 [4, 3])")
+    v.count("batch_outer", "vectorized", "your `batch_outer` cell, line 4: `for` loop")
+    fast, correct, vectorized = v.frequent("batch_outer")
+    assert (fast.times, fast.part) == (3, "fast")
+    assert fast.message() == "38\u201364 calls took more than 0.3 s: over 12x the reference's time"
+    assert correct.times == 2 and correct.gates and not fast.gates
+    assert correct.message() == "max abs error 0.25\u201318.8 at [0\u20132, 1] (random torch.float32 [4\u20137, 3])"
+    assert vectorized.message() == "your `batch_outer` cell, line 4: `for` loop"  # nothing to fold: as written
+    assert "float32" in correct.message()  # a number inside a word is part of the word
+
+
+def _graded_notebook(path, fast_output, figures=None, correct_output=None):
+    cells = [new_code_cell("", metadata={"nbgrader": {"grade_id": "batch_outer_correct"}},
+                           outputs=[correct_output or new_output("stream", name="stdout", text="correct: passed.\n")]),
+             new_code_cell("", metadata={"nbgrader": {"grade_id": "batch_outer_fast"},
+                                         **({"vecgrade": {"figures": figures}} if figures else {})},
+                           outputs=[fast_output])]
+    path.parent.mkdir(parents=True)
+    nbformat.write(new_notebook(cells=cells), path)
+
+
+def _error(text):
+    return new_output("error", ename="TooSlow", evalue=text, traceback=[])
+
+
+def test_every_timed_answer_is_read_failures_included(tmp_path, broadcasting):
+    _graded_notebook(tmp_path / "autograded/fast/broadcasting/broadcasting.ipynb",
+                     new_output("stream", name="stdout", text="fast: passed. speedup 900.0x ..."), {"speedup": 900.0})
+    # failed on the time over the reference's: its message has no speedup, its figures do
+    _graded_notebook(tmp_path / "autograded/slowish/broadcasting/broadcasting.ipynb",
+                     _error("4.1x slower than the reference solution, allowed 3x"), {"speedup": 45.0, "ref_factor": 4.1})
+    _graded_notebook(tmp_path / "autograded/loop/broadcasting/broadcasting.ipynb",
+                     _error("38 calls took more than 0.3 s: over 12x the reference's time"))
+    _graded_notebook(tmp_path / "autograded/stub/broadcasting/broadcasting.ipynb", _error(GATED),
+                     correct_output=new_output("error", ename="Incorrect", evalue="raised NotImplementedError",
+                                               traceback=[]))
+    v = read_verdicts(tmp_path, broadcasting, ["fast", "slowish", "loop", "stub", "absent"])
+    speeds = sorted(((s.speedup or 0), s.passed) for s in v.speeds["batch_outer"])
+    assert speeds == [(0, False), (45.0, False), (900.0, True)]  # the stub is not timed; the loop was stopped
+    groups = {(f.part, f.message()) for f in v.frequent("batch_outer")}
+    assert ("correct", "raised NotImplementedError") in groups
+    assert not any(GATED in message for _, message in groups)  # counted with its cause
+
+
+def test_the_report_keeps_the_numbers(broadcasting):
+    v = Verdicts({ex.name: [] for ex in broadcasting.exercises})
+    v.count("batch_outer", "fast", "38 calls took more than 0.3 s")
+    rows = [StudentRow("ada", {gid: 1.0 for gid in max_points(broadcasting)}, "graded")]
+    page = render_html(broadcasting, rows, v, ["batch_outer_correct: 3 points when graded, 2 now"])
+    assert "38 calls took more than 0.3 s" in page and "# s" not in page
+    assert "changed after the class was graded" in page and "3 points when graded, 2 now" in page
+
+
+def _gradebook(cells: dict[str, float], graded: bool = True):
+    grade_cells = [SimpleNamespace(name=n, max_score=m) for n, m in cells.items()]
+    recorded = SimpleNamespace(submissions=[object()] if graded else [],
+                               notebooks=[SimpleNamespace(grade_cells=grade_cells)])
+    return SimpleNamespace(find_assignment=lambda name: recorded)
+
+
+def test_a_changed_assignment_is_named(broadcasting):
+    current = max_points(broadcasting)
+    assert version_changes(_gradebook(current), broadcasting) == []  # control: what was graded is what is defined
+    older = {gid: m for gid, m in current.items() if not gid.startswith("softmax_rows")}
+    older["batch_outer_correct"] = 3.0
+    older["old_exercise_correct"] = 2.0
+    changes = version_changes(_gradebook(older), broadcasting)
+    assert "softmax_rows_correct added (2 points, no marks)" in changes
+    assert "old_exercise_correct removed (graded, 2 points)" in changes
+    assert "batch_outer_correct: 3 points when graded, 2 now" in changes
+    assert version_changes(_gradebook(older, graded=False), broadcasting) == []  # nobody was graded yet
+    assert "new assignment" in version_fix(_gradebook(older), broadcasting)  # nbgrader cannot add cells
+    points_only = dict(current, batch_outer_correct=3.0)
+    assert "generate_assignment broadcasting --force" in version_fix(_gradebook(points_only), broadcasting)
+    assert version_fix(_gradebook(current), broadcasting) == ""
+
+
+def test_refusals_name_the_fix(tmp_path):
+    folder = tmp_path / "submitted" / "two" / "broadcasting"
+    folder.mkdir(parents=True)
+    nbformat.write(new_notebook(cells=[new_code_cell("x = 1")]), folder / "broadcasting.ipynb")
+    assert refusal(folder, {"broadcasting"}, "submitted/two/broadcasting/", "broadcasting", "two") is None  # control
+    (folder / "broadcasting (1).ipynb").write_text((folder / "broadcasting.ipynb").read_text())
+    found = refusal(folder, {"broadcasting"}, "submitted/two/broadcasting/", "broadcasting", "two")
+    assert isinstance(found, UnknownNotebookError)
+    assert "remove or rename broadcasting (1).ipynb in submitted/two/broadcasting/" in str(found)
+    assert str(found).endswith("then vecgrade grade broadcasting -s two")
+    (folder / "broadcasting (1).ipynb").unlink()
+    nbformat.write(new_notebook(), folder / "broadcasting.ipynb")
+    found = refusal(folder, {"broadcasting"}, "submitted/two/broadcasting/", "broadcasting", "two")
+    assert isinstance(found, EmptyNotebookError) and "empty notebook" in str(found)
+    (folder / "broadcasting.ipynb").write_text("{ not json")  # left to nbgrader, which names the JSON error
+    assert refusal(folder, {"broadcasting"}, "submitted/two/broadcasting/", "broadcasting", "two") is None
