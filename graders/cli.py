@@ -162,6 +162,7 @@ def grade(assignment: str, course: Path = COURSE,
     import time
 
     from graders.course.grade import grade_class
+    from graders.course.lock import gradebook_lock
     c = _course(course)
     submitted = c.submitted_students(assignment)
     if assignment not in c.assignments:
@@ -173,14 +174,15 @@ def grade(assignment: str, course: Path = COURSE,
                       f"{', '.join(submitted) or 'none'}[/red]")
         raise typer.Exit(2)
     start = time.perf_counter()
-    results = grade_class(c, assignment, student or submitted, plain=plain, console=console,
-                          jobs=jobs, scheduler=scheduler)
-    bad = [r for r in results if not r.success]
-    for r in bad:
-        console.print(f"[red]could not grade {r.student}[/red]: {r.reason}")
-    console.print(f"graded {len(results) - len(bad)} of {len(results)} submissions "
-                  f"in {time.perf_counter() - start:.1f} s")
-    _refresh_feedback(c, assignment, [r.student for r in results if r.success])
+    with gradebook_lock(c, waiting=lambda who: console.print(f"waiting for the gradebook, held by {who}")):
+        results = grade_class(c, assignment, student or submitted, plain=plain, console=console,
+                              jobs=jobs, scheduler=scheduler)
+        bad = [r for r in results if not r.success]
+        for r in bad:
+            console.print(f"[red]could not grade {r.student}[/red]: {r.reason}")
+        console.print(f"graded {len(results) - len(bad)} of {len(results)} submissions "
+                      f"in {time.perf_counter() - start:.1f} s")
+        _refresh_feedback(c, assignment, [r.student for r in results if r.success])
     if bad or not results:
         raise typer.Exit(1)
 
@@ -259,6 +261,7 @@ def status(assignment: Optional[str] = typer.Argument(None, help="One assignment
     console.print(table)
     for line in reasons:
         console.print(line, soft_wrap=True, highlight=False)
+    _serve_queue(c, names)
 
 
 @app.command()
@@ -305,6 +308,68 @@ def demo(directory: Path = typer.Option(Path("demo-course"), "--dir", help="Fres
     """Fresh course -> build -> release -> a simulated class -> autograde -> feedback -> CSV -> table."""
     from graders.course.demo import run_demo
     sys.exit(run_demo(directory, assignment, console))
+
+
+
+# --- verdicts on submit (graders.serve, imported here only, lazily: nothing else imports it) ---------------
+
+@app.command()
+def serve(assignments: Optional[list[str]] = typer.Argument(None, help="Assignments to serve (default: all)."),
+          course: Path = COURSE,
+          jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", "-j", min=1,
+                                   help="Submissions graded at once on this machine (default: number of cores)."),
+          scheduler: Optional[str] = typer.Option(None, help="Grade on this Dask cluster (tcp://HOST:PORT).")):
+    """Verdicts on submit: collect, grade and release feedback for each new submission in nbgrader's exchange.
+
+    Runs in the foreground until SIGTERM or Ctrl-C; one line per submission on stdout."""
+    import logging
+
+    from graders.serve.service import AlreadyServing, Service, serving
+    c = _course(course)
+    for name in assignments or []:
+        _assignment(c, name)
+    service = Service(c, assignments or None, jobs=jobs, scheduler=scheduler)
+    if not (service.exchange / "inbound").is_dir():
+        service.close()
+        fail(f"no inbound folder at {service.exchange / 'inbound'}: release an assignment first "
+             "(nbgrader release_assignment), or set c.Exchange.root")
+    handler = logging.StreamHandler(sys.stdout)  # the service's own lines; nbgrader's warnings go to stderr
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    log = logging.getLogger("vecgrade.serve")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    try:
+        with serving(c):
+            service.run()
+    except AlreadyServing as exc:
+        service.close()
+        fail(str(exc))
+
+
+def _serve_queue(c, names: list[str]) -> None:
+    """The service's queue under ``vecgrade status``: waiting, grading, graded in the last hour, refused."""
+    from graders.serve.pages import when
+    from graders.serve.queue import queue_status
+    found = queue_status(c, names)
+    if found is None:
+        return
+    table = Table(title="vecgrade serve: verdicts on submit")
+    for col in ("assignment", "waiting", "grading", "graded (last hour)", "latency p50 / max", "refused"):
+        table.add_column(col)
+    lines = []
+    for s in found:
+        lat = s.latencies()
+        table.add_row(s.assignment, ", ".join(e.student for e in s.waiting) or "0",
+                      ", ".join(e.student for e in s.grading) or "0", str(len(s.graded_last_hour)),
+                      f"{lat[len(lat) // 2]:.1f} s / {lat[-1]:.1f} s" if lat else "-", str(len(s.refused)))
+        lines += [f"{s.assignment}: waiting {e.student} (submitted {e.timestamp}"
+                  + (f", graded from {when(e.not_before)})" if e.not_before else ")") for e in s.waiting]
+        lines += [f"{s.assignment}: refused {e.entry} (folder of {e.owner or 'unknown'}): {e.reason}"
+                  for e in s.refused]
+    console.print(table)
+    for line in lines:
+        console.print(line, soft_wrap=True, highlight=False)
 
 
 if __name__ == "__main__":

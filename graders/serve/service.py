@@ -1,0 +1,225 @@
+"""``vecgrade serve``: poll the inbound folder, admit each new entry, grade what is due, release its feedback.
+
+One loop, one writer. Each pass: admit new inbound entries (``Admission``:
+checked, staged, queued or refused), decide per student and assignment what is
+due (``limiter``), then per assignment collect the due submissions, grade them
+on the assignment's warm ``ClassGrader`` and release each one's feedback, all
+while holding the gradebook lock. Every state is in the ledger before its step
+begins, so SIGKILL at any point and a restart converge: an entry left
+``grading`` is done again (collect, autograde and feedback are idempotent and
+the gradebook holds one submission per student), at most ``Serve.max_attempts``
+times.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import signal
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+from nbgrader.coursedir import CourseDirectory
+
+from graders.course.directory import Course
+from graders.course.lock import gradebook_lock
+from graders.serve import pages
+from graders.serve.admission import Admission
+from graders.serve.engine import ClassGrader, Workers
+from graders.serve.ledger import GRADED, GRADING, QUEUED, REFUSED, SUPERSEDED, Entry, Ledger, ledger_url
+from graders.serve.limiter import decide
+from graders.serve.logline import log, outcome_line
+from graders.serve.settings import Serve
+from graders.serve.steps import StepFailed, collect, exchange_course, feedback, score
+
+SERVICE_LOCK = ".vecgrade-serve.lock"
+
+
+class AlreadyServing(RuntimeError):
+    pass
+
+
+@contextmanager
+def serving(course: Course) -> Iterator[None]:
+    """One service per course: a second one would grade each submission twice."""
+    path = course.root / SERVICE_LOCK
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise AlreadyServing(f"vecgrade serve is already running for {course.root} "
+                                 f"({path.read_text().strip() or 'another process'})") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+class Service:
+    def __init__(self, course: Course, assignments: list[str] | None = None, jobs: int = 1,
+                 scheduler: str | None = None, clock: Callable[[], float] = time.time):
+        self.course, self.clock = course, clock
+        self.config = course.config()
+        self.settings = Serve(config=self.config)
+        self.served = assignments or list(course.assignments)
+        self.tz = self.config.Exchange.get("timezone", "UTC")
+        self.exchange = exchange_course(self.config)
+        self.ledger = Ledger(ledger_url(course))
+        self.workers = Workers(jobs, scheduler)
+        self.graders: dict[str, ClassGrader] = {}
+        self.staging = Path(tempfile.mkdtemp(prefix="vecgrade-serve-"))  # 0700: only this service reads it
+        max_bytes = CourseDirectory(config=self.config).max_dir_size * 1000
+        self.admission = Admission(course, self.ledger, self.exchange, self.staging, self.served,
+                                   self.settings.check_owner, self.settings.after_due, max_bytes, self.tz, clock)
+        self.stopping = False
+
+    # --- life cycle ------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Take up what a previous run left unfinished, then warm each released assignment's grader."""
+        for e in self.ledger.select(self.served, [GRADING]):
+            if e.attempts >= self.settings.max_attempts:
+                self._refuse(e, f"grading was interrupted {e.attempts} times (the service stopped during it)")
+            else:
+                self.ledger.set(e.entry, state=QUEUED)
+                log.info("%s %s: taken up again after an interrupted grading (%s)", e.student, e.assignment, e.entry)
+        for assignment in self.served:
+            if (self.exchange / "outbound" / assignment).is_dir():
+                start = time.perf_counter()
+                if self.grader(assignment).warm():
+                    log.info("%s: grader warm in %.1f s (seed %d)", assignment, time.perf_counter() - start,
+                             self.grader(assignment).seed)
+
+    def grader(self, assignment: str) -> ClassGrader:
+        if assignment not in self.graders:
+            fixed = self.config.TrustedVerdicts.get("seed")
+            seed = self.ledger.seed(assignment, fixed if isinstance(fixed, int) else None)
+            self.graders[assignment] = ClassGrader(self.course, assignment, seed=seed, workers=self.workers,
+                                                   known=self.ledger.verdicts(assignment))
+        return self.graders[assignment]
+
+    def close(self) -> None:
+        for grader in self.graders.values():
+            grader.close()
+        self.workers.close()
+        self.ledger.close()
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+    def run(self, ready: Callable[[], None] | None = None) -> None:
+        """Serve until SIGTERM or Ctrl-C; the ledger is consistent whenever it stops."""
+        def terminate(signum, frame):
+            raise KeyboardInterrupt(f"signal {signum}")
+        previous = signal.signal(signal.SIGTERM, terminate)
+        try:
+            self.start()
+            log.info("serving %s from %s (poll every %g s, one grading per %s per student)",
+                     ", ".join(self.served), self.exchange / "inbound", self.settings.poll_interval,
+                     pages.every(self.settings.min_interval))
+            if ready:
+                ready()
+            while not self.stopping:
+                if not self.step():
+                    time.sleep(self.settings.poll_interval)
+        except KeyboardInterrupt:
+            log.info("stopping")
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            self.close()
+            log.info("stopped")
+
+    # --- one pass --------------------------------------------------------------------------------------
+
+    def step(self) -> bool:
+        """Admit, decide, grade one batch (the oldest due submissions of one assignment, as many as there
+        are workers, so each is released as soon as it is graded); True when it graded (poll again at once)."""
+        self.admission.admit_new()
+        due: list[Entry] = []
+        now = self.clock()
+        queued = self.ledger.select(self.served, [QUEUED])
+        groups: dict[tuple[str, str], list[Entry]] = {}
+        for e in queued:
+            groups.setdefault((e.student, e.assignment), []).append(e)
+        for (student, assignment), pending in groups.items():
+            last = self.ledger.last_graded(student, assignment)
+            decision = decide(pending, last.started_at if last else None, self.settings.min_interval, now)
+            for e in decision.superseded:
+                assert decision.ready is not None
+                self._finish_ungraded(e, SUPERSEDED, f"not graded: your later submission ({decision.ready.timestamp})"
+                                      " was graded instead; only the latest one in a grading window is graded")
+            for e in decision.waiting:
+                if e.not_before != decision.opens:
+                    self.ledger.set(e.entry, not_before=decision.opens)
+                    self.admission.page(e, "Waiting for your grading window",
+                                        f"received; it will be graded at {pages.when(decision.opens, self.tz)}, when "
+                                        f"your next grading window opens (one grading per "
+                                        f"{pages.every(self.settings.min_interval)}); if you submit again before "
+                                        "then, only your latest submission is graded")
+            if decision.ready is not None:
+                due.append(decision.ready)
+        if not due:
+            return False
+        due.sort(key=lambda e: (e.seen_at, e.entry))
+        assignment = due[0].assignment
+        self.grade(assignment, [e for e in due if e.assignment == assignment][:self.workers.batch])
+        return True
+
+    def grade(self, assignment: str, batch: list[Entry]) -> None:
+        grader = self.grader(assignment)
+        for e in batch:
+            self.ledger.start(e.entry)
+        with gradebook_lock(self.course, "vecgrade serve", waiting=lambda who: log.info(
+                "%s: waiting for the gradebook, held by %s", assignment, who)):
+            with self.course.api() as api:
+                collected = []
+                for e in batch:
+                    try:
+                        staged_root, staged = self.admission.staged(e)
+                        collect(api, self.course, staged_root, staged, assignment, e.student)
+                        collected.append(e)
+                    except (StepFailed, self.admission.Refused) as exc:
+                        self._refuse(e, str(exc))
+                results = grader.grade([e.student for e in collected]) if collected else []
+                entry_of = {e.student: e.entry for e in collected}
+                fresh = grader.verdicts.drain()
+                for student in {s for s, *_ in fresh}:
+                    self.ledger.keep_verdicts(assignment, entry_of[student],
+                                              [f for f in fresh if f[0] == student])
+                for e, result in zip(collected, results, strict=True):
+                    if not result.success:
+                        self._refuse(e, result.reason)
+                        continue
+                    entry = self.ledger.get(e.entry)
+                    opens = (entry.started_at or self.clock()) + self.settings.min_interval
+                    line = (f"Graded on submit at {pages.when(entry.started_at or self.clock(), self.tz)}. "
+                            f"Your next submission of {assignment} can be graded from {pages.when(opens, self.tz)} "
+                            f"(one grading per {pages.every(self.settings.min_interval)}); an exercise whose code "
+                            "is unchanged keeps its verdicts. Your teacher's grading after the due date is the "
+                            "grade of record.")
+                    try:
+                        feedback(api, self.course, assignment, e.student, line)
+                        reason = ""
+                    except StepFailed as exc:
+                        reason = str(exc)
+                        self.admission.page(e, "Graded, feedback unavailable", f"graded, but {reason}")
+                    got, out_of = score(self.course, assignment, e.student)
+                    self.ledger.finish(e.entry, GRADED, reason, got, out_of)
+                    self._log(self.ledger.get(e.entry))
+
+    # --- outcomes --------------------------------------------------------------------------------------
+
+    def _refuse(self, e: Entry, reason: str) -> None:
+        self._finish_ungraded(e, REFUSED, reason)
+
+    def _finish_ungraded(self, e: Entry, state: str, reason: str) -> None:
+        self.ledger.finish(e.entry, state, reason)
+        title = "Not graded" if state == REFUSED else "Superseded"
+        self.admission.page(e, title, reason if state != REFUSED else f"not graded: {reason}")
+        self._log(self.ledger.get(e.entry))
+
+    def _log(self, e: Entry) -> None:
+        log.info(outcome_line(e))
