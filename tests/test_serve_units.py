@@ -358,3 +358,27 @@ def test_serve_refuses_a_mistake_in_one_line(tmp_path):
     with serving(course):
         out = runner.invoke(app, ["serve", "-c", str(course.root), "--jobs", "1"])
     assert out.exit_code == 2 and "vecgrade serve is already running" in out.output
+
+
+def test_a_failure_of_the_service_itself_retries_the_batch_then_refuses_it(tmp_path, monkeypatch):
+    course = _served_course(tmp_path)
+    service = Service(course, ["broadcasting"])
+    try:
+        _queued(service.ledger, "e")
+
+        def broken(assignment, batch):
+            for e in batch:
+                service.ledger.start(e.entry)
+            raise RuntimeError("database is locked")
+
+        monkeypatch.setattr(service, "grade", broken)
+        monkeypatch.setattr(service.settings, "poll_interval", 0.0)
+        for attempt in (1, 2):
+            assert service.step()
+            assert service.ledger.get("e").state == QUEUED and service.ledger.get("e").attempts == attempt
+        assert service.step()
+        e = service.ledger.get("e")
+        assert e.state == REFUSED and "interrupted 3 times (RuntimeError: database is locked)" in e.reason
+        assert not service.step()  # nothing left to do
+    finally:
+        service.close()

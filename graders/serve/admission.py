@@ -49,12 +49,13 @@ class Admission:
         self.served, self.check_owner, self.after_due = served, check_owner, after_due
         self.max_bytes, self.tz, self.clock = max_bytes, tz, clock
         self.known = ledger.known()
+        self.others: set[str] = set()  # entries of assignments this service does not serve
         self.first_seen: dict[str, float] = {}
         self.course_id = exchange.name
 
     def admit_new(self) -> None:
         for name in scan(self.inbound):
-            if name not in self.known:
+            if name not in self.known and name not in self.others:
                 self.admit(name)
 
     def admit(self, name: str) -> None:
@@ -64,7 +65,8 @@ class Admission:
                          "(<student>+<assignment>+<timestamp>+<random>)")
             return
         if parsed.assignment not in self.served:
-            return  # another assignment's (or a service for it will take it): left in the queue
+            self.others.add(name)  # left in the queue, for a service of that assignment
+            return
         if not is_complete(self.inbound / name) and \
                 self.clock() - self.first_seen.setdefault(name, self.clock()) < SETTLE_SECONDS:
             return  # nbgrader submit is still writing it

@@ -8,7 +8,8 @@ while holding the gradebook lock. Every state is in the ledger before its step
 begins, so SIGKILL at any point and a restart converge: an entry left
 ``grading`` is done again (collect, autograde and feedback are idempotent and
 the gradebook holds one submission per student), at most ``Serve.max_attempts``
-times.
+times. SIGTERM lets the batch under way finish and be released; a second SIGTERM
+or Ctrl-C stops at once.
 """
 from __future__ import annotations
 
@@ -77,17 +78,14 @@ class Service:
         self.admission = Admission(course, self.ledger, self.exchange, self.staging, self.served,
                                    self.settings.check_owner, self.settings.after_due, max_bytes, self.tz, clock)
         self.stopping = False
+        self.idle = True  # polling, or waiting for the gradebook lock: a SIGTERM has nothing to wait for
 
     # --- life cycle ------------------------------------------------------------------------------------
 
     def start(self) -> None:
         """Take up what a previous run left unfinished, then warm each released assignment's grader."""
         for e in self.ledger.select(self.served, [GRADING]):
-            if e.attempts >= self.settings.max_attempts:
-                self._refuse(e, f"grading was interrupted {e.attempts} times (the service stopped during it)")
-            else:
-                self.ledger.set(e.entry, state=QUEUED)
-                log.info("%s %s: taken up again after an interrupted grading (%s)", e.student, e.assignment, e.entry)
+            self._again_or_refuse(e, "the service stopped during it")
         for assignment in self.served:
             if (self.exchange / "outbound" / assignment).is_dir():
                 start = time.perf_counter()
@@ -111,9 +109,14 @@ class Service:
         shutil.rmtree(self.staging, ignore_errors=True)
 
     def run(self, ready: Callable[[], None] | None = None) -> None:
-        """Serve until SIGTERM or Ctrl-C; the ledger is consistent whenever it stops."""
+        """Serve until SIGTERM or Ctrl-C. SIGTERM lets the grading under way finish and be released (a
+        second SIGTERM, like Ctrl-C, stops at once); the ledger is consistent whichever way it stops."""
         def terminate(signum, frame):
-            raise KeyboardInterrupt(f"signal {signum}")
+            if self.stopping or self.idle:
+                raise KeyboardInterrupt(f"signal {signum}")
+            self.stopping = True
+            log.info("stopping after the grading under way (SIGTERM again stops at once)")
+
         previous = signal.signal(signal.SIGTERM, terminate)
         try:
             self.start()
@@ -123,7 +126,10 @@ class Service:
             if ready:
                 ready()
             while not self.stopping:
-                if not self.step():
+                self.idle = False
+                graded = self.step()
+                self.idle = True
+                if not graded and not self.stopping:
                     time.sleep(self.settings.poll_interval)
         except KeyboardInterrupt:
             log.info("stopping")
@@ -165,52 +171,80 @@ class Service:
             return False
         due.sort(key=lambda e: (e.seen_at, e.entry))
         assignment = due[0].assignment
-        self.grade(assignment, [e for e in due if e.assignment == assignment][:self.workers.batch])
+        batch = [e for e in due if e.assignment == assignment][:self.workers.batch]
+        try:
+            self.grade(assignment, batch)
+        except Exception as exc:  # noqa: BLE001 - a failure of the service itself: the batch is tried again
+            log.exception("%s: grading %s failed: %s", assignment, ", ".join(e.student for e in batch), exc)
+            for e in batch:
+                self._again_or_refuse(self.ledger.get(e.entry), f"{type(exc).__name__}: {exc}")
+            time.sleep(self.settings.poll_interval)
         return True
 
     def grade(self, assignment: str, batch: list[Entry]) -> None:
+        """Collect, grade and release ``batch`` while holding the gradebook lock (waiting for it counts as
+        idle: a SIGTERM then stops at once, and nothing of the batch has begun)."""
         grader = self.grader(assignment)
-        for e in batch:
-            self.ledger.start(e.entry)
+        self.idle = True
         with gradebook_lock(self.course, "vecgrade serve", waiting=lambda who: log.info(
                 "%s: waiting for the gradebook, held by %s", assignment, who)):
+            self.idle = False
+            for e in batch:
+                self.ledger.start(e.entry)
             with self.course.api() as api:
-                collected = []
-                for e in batch:
-                    try:
-                        staged_root, staged = self.admission.staged(e)
-                        collect(api, self.course, staged_root, staged, assignment, e.student)
-                        collected.append(e)
-                    except (StepFailed, self.admission.Refused) as exc:
-                        self._refuse(e, str(exc))
+                collected = [e for e in batch if self._collect(api, e)]
                 results = grader.grade([e.student for e in collected]) if collected else []
-                entry_of = {e.student: e.entry for e in collected}
-                fresh = grader.verdicts.drain()
-                for student in {s for s, *_ in fresh}:
-                    self.ledger.keep_verdicts(assignment, entry_of[student],
-                                              [f for f in fresh if f[0] == student])
+                self._keep_verdicts(grader, assignment, {e.student: e.entry for e in collected})
                 for e, result in zip(collected, results, strict=True):
-                    if not result.success:
+                    if result.success:
+                        self._release(api, self.ledger.get(e.entry))
+                    else:
                         self._refuse(e, result.reason)
-                        continue
-                    entry = self.ledger.get(e.entry)
-                    opens = (entry.started_at or self.clock()) + self.settings.min_interval
-                    line = (f"Graded on submit at {pages.when(entry.started_at or self.clock(), self.tz)}. "
-                            f"Your next submission of {assignment} can be graded from {pages.when(opens, self.tz)} "
-                            f"(one grading per {pages.every(self.settings.min_interval)}); an exercise whose code "
-                            "is unchanged keeps its verdicts. Your teacher's grading after the due date is the "
-                            "grade of record.")
-                    try:
-                        feedback(api, self.course, assignment, e.student, line)
-                        reason = ""
-                    except StepFailed as exc:
-                        reason = str(exc)
-                        self.admission.page(e, "Graded, feedback unavailable", f"graded, but {reason}")
-                    got, out_of = score(self.course, assignment, e.student)
-                    self.ledger.finish(e.entry, GRADED, reason, got, out_of)
-                    self._log(self.ledger.get(e.entry))
+
+    def _collect(self, api, e: Entry) -> bool:
+        try:
+            staged_root, staged = self.admission.staged(e)
+            collect(api, self.course, staged_root, staged, e.assignment, e.student)
+            return True
+        except (StepFailed, self.admission.Refused) as exc:
+            self._refuse(e, str(exc))
+            return False
+
+    def _keep_verdicts(self, grader: ClassGrader, assignment: str, entry_of: dict[str, str]) -> None:
+        fresh = grader.verdicts.drain()
+        for student in {s for s, *_ in fresh}:
+            self.ledger.keep_verdicts(assignment, entry_of[student], [f for f in fresh if f[0] == student])
+
+    def _release(self, api, e: Entry) -> None:
+        """nbgrader's feedback for a graded submission, with when the next grading can happen on top."""
+        began = e.started_at or self.clock()
+        every = pages.every(self.settings.min_interval)
+        line = (f"Graded on submit at {pages.when(began, self.tz)}. Your next submission of {e.assignment} can "
+                f"be graded from {pages.when(began + self.settings.min_interval, self.tz)} (one grading per "
+                f"{every}); an exercise whose code is unchanged keeps its verdicts. Your teacher's grading after "
+                "the due date is the grade of record.")
+        reason = ""
+        try:
+            feedback(api, self.course, e.assignment, e.student, line)
+        except StepFailed as exc:
+            reason = str(exc)
+            self.admission.page(e, "Graded, feedback unavailable", f"graded, but {reason}")
+        got, out_of = score(self.course, e.assignment, e.student)
+        self.ledger.finish(e.entry, GRADED, reason, got, out_of)
+        self._log(self.ledger.get(e.entry))
 
     # --- outcomes --------------------------------------------------------------------------------------
+
+    def _again_or_refuse(self, e: Entry, why: str) -> None:
+        """An unfinished grading is done again, up to ``Serve.max_attempts`` attempts in all."""
+        if e.state != GRADING:
+            return
+        if e.attempts >= self.settings.max_attempts:
+            self._refuse(e, f"grading was interrupted {e.attempts} times ({why})")
+        else:
+            self.ledger.set(e.entry, state=QUEUED)
+            log.info("%s %s: taken up again after an interrupted grading (%s; %s)", e.student, e.assignment,
+                     why, e.entry)
 
     def _refuse(self, e: Entry, reason: str) -> None:
         self._finish_ungraded(e, REFUSED, reason)

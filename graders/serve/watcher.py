@@ -143,6 +143,8 @@ def _check(st: os.stat_result, where: Path, student: str, check_owner: bool) -> 
 
 def check_notebooks(folder: Path, known: list[str]) -> list[str]:
     """The submission's notebooks (ids), refusing one that is not a notebook or not of this assignment."""
+    if not known:
+        raise Refused("this assignment is not in the course's gradebook yet; ask your teacher")
     found = sorted(p.stem for p in folder.glob("*.ipynb"))
     if not found:
         raise Refused("the submission holds no notebook (.ipynb)")
