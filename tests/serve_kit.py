@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+import pytest
+
 from graders.course.directory import Course
 from graders.course.personas import Persona
 from graders.model.exercise import Assignment
@@ -121,6 +123,8 @@ class Student:
 @contextmanager
 def students(names: list[str], exchange: Path, course_id: str) -> Iterator[dict[str, Student]]:
     """Fresh Unix users (unique names: other test runs share the machine), removed with their homes after."""
+    if os.geteuid() != 0:
+        pytest.fail("the on-submit tests create Unix users (useradd): run them as root, as `make test` does")
     env = student_env()
     prefix = f"vgs{secrets.token_hex(3)}"
     made: dict[str, Student] = {}
@@ -148,12 +152,16 @@ def world_exchange() -> Iterator[Path]:
     base.mkdir(parents=True, exist_ok=True)
     os.chmod(base, 0o755)
     root = base / f"exchange-{secrets.token_hex(4)}"
-    root.mkdir()
+    root.mkdir(parents=True)  # parents: another run may just have removed an empty /srv/nbgrader
     os.chmod(root, 0o1777)
     try:
         yield root
     finally:
         shutil.rmtree(root, ignore_errors=True)
+        try:
+            base.rmdir()  # made here, and empty unless another run uses it
+        except OSError:
+            pass
 
 
 class ServiceProcess:
