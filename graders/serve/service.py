@@ -108,7 +108,7 @@ class Service:
         self.ledger.close()
         shutil.rmtree(self.staging, ignore_errors=True)
 
-    def run(self, ready: Callable[[], None] | None = None) -> None:
+    def run(self) -> None:
         """Serve until SIGTERM or Ctrl-C. SIGTERM lets the grading under way finish and be released (a
         second SIGTERM, like Ctrl-C, stops at once); the ledger is consistent whichever way it stops."""
         def terminate(signum, frame):
@@ -120,11 +120,9 @@ class Service:
         previous = signal.signal(signal.SIGTERM, terminate)
         try:
             self.start()
-            log.info("serving %s from %s (poll every %g s, one grading per %s per student)",
+            log.info("serving %s from %s (poll every %g s, min_interval %g s, check_owner %s, after_due %s)",
                      ", ".join(self.served), self.exchange / "inbound", self.settings.poll_interval,
-                     pages.every(self.settings.min_interval))
-            if ready:
-                ready()
+                     self.settings.min_interval, self.settings.check_owner, self.settings.after_due)
             while not self.stopping:
                 self.idle = False
                 graded = self.step()
@@ -217,12 +215,12 @@ class Service:
 
     def _release(self, api, e: Entry) -> None:
         """nbgrader's feedback for a graded submission, with when the next grading can happen on top."""
-        began = e.started_at or self.clock()
-        every = pages.every(self.settings.min_interval)
-        line = (f"Graded on submit at {pages.when(began, self.tz)}. Your next submission of {e.assignment} can "
-                f"be graded from {pages.when(began + self.settings.min_interval, self.tz)} (one grading per "
-                f"{every}); an exercise whose code is unchanged keeps its verdicts. Your teacher's grading after "
-                "the due date is the grade of record.")
+        began, interval = e.started_at or self.clock(), self.settings.min_interval
+        nxt = (f"Your next submission of {e.assignment} can be graded from {pages.when(began + interval, self.tz)} "
+               f"(one grading per {pages.every(interval)})" if interval > 0 else
+               f"Your next submission of {e.assignment} is graded when it arrives")
+        line = (f"Graded on submit at {pages.when(began, self.tz)}. {nxt}; an exercise whose code is unchanged "
+                "keeps its verdicts. Your teacher's grading after the due date is the grade of record.")
         reason = ""
         try:
             feedback(api, self.course, e.assignment, e.student, line)
