@@ -98,13 +98,13 @@ class Admission:
 
     def _record(self, name: str, student: str, assignment: str, timestamp: str, state: str, reason: str,
                 who: str = "") -> None:
+        if state == REFUSED:  # the page first: a crash before the record admits the entry again, page and all
+            self.page(name, assignment, timestamp, "Not graded", f"not graded: {reason}")
         self.ledger.add(name, student, assignment, timestamp, who, state, reason)
         self.known.add(name)
         self.first_seen.pop(name, None)
-        entry = self.ledger.get(name)
         if state == REFUSED:
-            self.page(entry, "Not graded", f"not graded: {reason}")
-            log.info(outcome_line(entry))
+            log.info(outcome_line(self.ledger.get(name)))
         else:
             log.info("student=%s assignment=%s queued (%s)", student, assignment, name)
 
@@ -129,13 +129,16 @@ class Admission:
             raise Refused("not an nbgrader submission")
         return self._stage(parsed)
 
-    def page(self, e: Entry, title: str, line: str) -> None:
+    def page_for(self, e: Entry, title: str, line: str) -> None:
+        self.page(e.entry, e.assignment, e.timestamp, title, line)
+
+    def page(self, name: str, assignment: str, timestamp: str, title: str, line: str) -> None:
         """One line as this submission's feedback, where ``nbgrader fetch_feedback`` finds it."""
-        _, staged = self._paths(e.entry)
-        folder = self.inbound / e.entry if is_folder(self.inbound / e.entry) else staged
+        _, staged = self._paths(name)
+        folder = self.inbound / name if is_folder(self.inbound / name) else staged
         secret = read_secret(folder)
         notebooks = sorted(p.stem for p in folder.glob("*.ipynb")) if folder.is_dir() else []
         if not secret or not notebooks:
             return  # nothing the student's client could find a page by
         pages.publish(self.exchange, secret, notebooks,
-                      pages.page(f"{e.assignment}: {title}", f"Submission of {e.timestamp}: {line}"))
+                      pages.page(f"{assignment}: {title}", f"Submission of {timestamp}: {line}"))

@@ -156,13 +156,13 @@ class Service:
                 self._finish_ungraded(e, SUPERSEDED, f"not graded: your later submission ({decision.ready.timestamp})"
                                       " was graded instead; only the latest one in a grading window is graded")
             for e in decision.waiting:
-                if e.not_before != decision.opens:
+                if e.not_before != decision.opens:  # the page first, then the record that it is out
+                    self.admission.page_for(e, "Waiting for your grading window",
+                                            f"received; it will be graded at {pages.when(decision.opens, self.tz)}, "
+                                            f"when your next grading window opens (one grading per "
+                                            f"{pages.every(self.settings.min_interval)}); if you submit again "
+                                            "before then, only your latest submission is graded")
                     self.ledger.set(e.entry, not_before=decision.opens)
-                    self.admission.page(e, "Waiting for your grading window",
-                                        f"received; it will be graded at {pages.when(decision.opens, self.tz)}, when "
-                                        f"your next grading window opens (one grading per "
-                                        f"{pages.every(self.settings.min_interval)}); if you submit again before "
-                                        "then, only your latest submission is graded")
             if decision.ready is not None:
                 due.append(decision.ready)
         if not due:
@@ -226,7 +226,7 @@ class Service:
             feedback(api, self.course, e.assignment, e.student, line)
         except StepFailed as exc:
             reason = str(exc)
-            self.admission.page(e, "Graded, feedback unavailable", f"graded, but {reason}")
+            self.admission.page_for(e, "Graded, feedback unavailable", f"graded, but {reason}")
         got, out_of = score(self.course, e.assignment, e.student)
         self.ledger.finish(e.entry, GRADED, reason, got, out_of)
         self._log(self.ledger.get(e.entry))
@@ -248,9 +248,10 @@ class Service:
         self._finish_ungraded(e, REFUSED, reason)
 
     def _finish_ungraded(self, e: Entry, state: str, reason: str) -> None:
-        self.ledger.finish(e.entry, state, reason)
+        """The page first, then the record: a crash between them does the entry again, page and all."""
         title = "Not graded" if state == REFUSED else "Superseded"
-        self.admission.page(e, title, reason if state != REFUSED else f"not graded: {reason}")
+        self.admission.page_for(e, title, reason if state != REFUSED else f"not graded: {reason}")
+        self.ledger.finish(e.entry, state, reason)
         self._log(self.ledger.get(e.entry))
 
     def _log(self, e: Entry) -> None:
