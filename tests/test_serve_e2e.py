@@ -19,6 +19,7 @@ from serve_kit import VECGRADE, ServiceProcess, entries, students, wait_for, wor
 
 from graders import KIT_ROOT
 from graders.course.demo import deserved_marks
+from graders.course.lock import gradebook_lock
 from graders.course.marks import exercise_marks
 from graders.course.personas import FULL, Persona, load_roster, loop_answer
 from graders.model.exercise import PARTS, load_assignment
@@ -44,8 +45,8 @@ PLANTED = "planted: the verdict of an earlier grading of this very program"
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory, broadcasting):
-    """A course whose exchange every user reaches, seven students, and the running service."""
-    with world_exchange() as exchange, students(["ada", "bob", "cy", "dee", "eve", "fay", "gus"], exchange,
+    """A course whose exchange every user reaches, eight students, and the running service."""
+    with world_exchange() as exchange, students(["ada", "bob", "cy", "dee", "eve", "fay", "gus", "hal"], exchange,
                                                  "vecgrade") as people:
         config = f"c.Exchange.root = {str(exchange)!r}\n"
         course = generated_course(tmp_path_factory.mktemp("serve") / "course", broadcasting, extra_config=config)
@@ -212,6 +213,21 @@ def test_submissions_inside_the_window_wait_and_only_the_latest_is_graded(world,
     pages = dee.feedback_pages(A)
     assert any("Graded on submit" in p for p in pages.values())
     assert any("only the latest one in a grading window is graded" in p for p in pages.values())
+
+
+def test_while_the_batch_holds_the_gradebook_the_service_waits(world, broadcasting):
+    course, people, service, _ = world
+    hal = people["hal"]
+    hal.answer(broadcasting, ROSTER["ada"])
+    with gradebook_lock(course, "vecgrade grade"):  # what `vecgrade grade` holds for its whole run
+        hal.nbgrader("submit", A)
+        wait_for(lambda: any("waiting for the gradebook, held by vecgrade grade" in line for line in service.lines()),
+                 120, "the service to wait for the gradebook")
+        time.sleep(2)
+        assert [e.state for e in entries(course, hal.name)] == ["queued"]  # nothing begun, nothing written
+        released = time.time()
+    [e] = _final(course, hal.name)
+    assert e.state == GRADED and e.started_at >= released, e
 
 
 def test_sigkill_after_a_burst_loses_nothing_and_records_nothing_twice(world, broadcasting):
