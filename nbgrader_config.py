@@ -94,3 +94,10 @@ c.Sandbox.course_root = here  # student code gets private copies, never a folder
 # feedback and the formgrader's view: no <script> or event handler from a student's cells survives
 c.HTMLExporter.sanitize_html = True  # outputs
 c.HTMLExporter.preprocessors = [SanitizeMarkdown]  # markdown: nbgrader's templates skip clean_html there
+
+# vecgrade serve (verdicts on submit): at most one grading per student and assignment every 10 minutes (the
+# latest submission wins), none on submit after the due date, and every inbound folder must belong to the Unix
+# user it names (turn off only where one service account writes the exchange for everyone)
+c.Serve.min_interval = 600.0
+c.Serve.after_due = False
+c.Serve.check_owner = True

@@ -186,6 +186,7 @@ def grade(assignment: str, course: Path = COURSE,
     import time
 
     from graders.course.grade import grade_class
+    from graders.course.lock import gradebook_lock
     from graders.course.results import gradebook_problem
     c = _course(course)
     _assignment(c, assignment)
@@ -202,17 +203,18 @@ def grade(assignment: str, course: Path = COURSE,
     if scheduler:
         _reach(scheduler)
     start = time.perf_counter()
-    results = grade_class(c, assignment, student or submitted, plain=plain, console=console,
-                          jobs=jobs, scheduler=scheduler)
-    bad = [r for r in results if not r.success]
-    for r in bad:
-        console.print(f"[red]could not grade {escape(r.student)}[/red]: {escape(r.reason)}", soft_wrap=True,
-                      highlight=False)
-    console.print(f"graded {len(results) - len(bad)} of {len(results)} submissions "
-                  f"in {time.perf_counter() - start:.1f} s")
-    _timestamp_notes(c, assignment, [r.student for r in results if r.success])
-    _refresh_feedback(c, assignment, [r.student for r in results if r.success])
-    if bad:
+    with gradebook_lock(c, waiting=lambda who: console.print(f"waiting for the gradebook, held by {who}")):
+        results = grade_class(c, assignment, student or submitted, plain=plain, console=console,
+                              jobs=jobs, scheduler=scheduler)
+        bad = [r for r in results if not r.success]
+        for r in bad:
+            console.print(f"[red]could not grade {escape(r.student)}[/red]: {escape(r.reason)}", soft_wrap=True,
+                          highlight=False)
+        console.print(f"graded {len(results) - len(bad)} of {len(results)} submissions "
+                      f"in {time.perf_counter() - start:.1f} s")
+        _timestamp_notes(c, assignment, [r.student for r in results if r.success])
+        _refresh_feedback(c, assignment, [r.student for r in results if r.success])
+    if bad or not results:
         raise typer.Exit(1)
 
 
@@ -309,6 +311,7 @@ def status(assignment: Optional[str] = typer.Argument(None, help="One assignment
     console.print(table)
     for line in lines:
         console.print(line, soft_wrap=True, highlight=False, markup=False)
+    _serve_queue(c, names)
 
 
 @app.command()
@@ -365,6 +368,53 @@ def demo(directory: Path = typer.Option(Path("demo-course"), "--dir", help="Fres
     """Fresh course -> build -> release -> a simulated class -> autograde -> feedback -> CSV -> table."""
     from graders.course.demo import run_demo
     raise typer.Exit(run_demo(directory, assignment, console, errors=errors))
+
+
+
+# --- verdicts on submit (graders.serve, imported here only, lazily: nothing else imports it) ---------------
+
+@app.command()
+def serve(assignments: Optional[list[str]] = typer.Argument(None, help="Assignments to serve (default: all)."),
+          course: Path = COURSE,
+          jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", "-j", min=1,
+                                   help="Submissions graded at once on this machine (default: number of cores)."),
+          scheduler: Optional[str] = typer.Option(None, help="Grade on this Dask cluster (tcp://HOST:PORT).")):
+    """Verdicts on submit: collect, grade and release feedback for each new submission in nbgrader's exchange.
+
+    Runs in the foreground until SIGTERM or Ctrl-C; one line per submission on stdout."""
+    import logging
+
+    from graders.serve.service import AlreadyServing, Service, serving
+    c = _course(course)
+    for name in assignments or []:
+        _assignment(c, name)
+    service = Service(c, assignments or None, jobs=jobs, scheduler=scheduler)
+    if not (service.exchange / "inbound").is_dir():
+        service.close()
+        fail(f"no inbound folder at {service.exchange / 'inbound'}: release an assignment first "
+             "(nbgrader release_assignment), or set c.Exchange.root")
+    handler = logging.StreamHandler(sys.stdout)  # the service's own lines; nbgrader's warnings go to stderr
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    log = logging.getLogger("vecgrade.serve")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    try:
+        with serving(c):
+            service.run()
+    except AlreadyServing as exc:
+        service.close()
+        fail(str(exc))
+
+
+def _serve_queue(c, names: list[str]) -> None:
+    """The service's queue under ``vecgrade status`` (nothing when no service ever ran for this course)."""
+    from graders.serve.queue import queue_table
+    found = queue_table(c, names)
+    if found is not None:
+        console.print(found[0])
+        for line in found[1]:
+            console.print(line, soft_wrap=True, highlight=False, markup=False)
 
 
 if __name__ == "__main__":

@@ -59,8 +59,14 @@ class Progress:
 
 
 class ClassGrader:
+    """One assignment's grading, called once (``vecgrade grade``) or again and again (``vecgrade serve``).
+
+    ``runner``: an executor to use instead of one of its own (the service shares one between assignments);
+    it is then not closed with the grader.
+    """
+
     def __init__(self, course: Course, assignment: str, *, jobs: int = 1, scheduler: str | None = None,
-                 seed: int | None = None, confined: bool = True):
+                 seed: int | None = None, confined: bool = True, runner=None):
         warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader 0.9.6's own session bookkeeping
         self.course, self.assignment_name, self.confined = course, assignment, confined
         self.config = course.config(confined=confined)
@@ -70,7 +76,8 @@ class ClassGrader:
         configured = self.config.TrustedVerdicts.get("seed")
         self.seed = seed if seed is not None else configured if configured is not None else secrets.randbits(48)
         self.scheduler = scheduler
-        self.executor = executor(jobs, scheduler)
+        self.executor = runner or executor(jobs, scheduler)
+        self._own_executor = runner is None
         self.verdicts: dict[str, dict] = {}  # program key -> {part: Verdict}, for this grader's life
         self.gradings: Counter[str] = Counter()  # program key -> how often a job computed its verdicts
         self._definitions: dict[str, str] | None = None
@@ -175,6 +182,7 @@ class ClassGrader:
                     nb = nbformat.reads(p.result.notebook, as_version=4)
                     write_verdicts(nb, assignment, {n: restated(self.verdicts[p.keys[n]], assignment.exercise(n),
                                                                 p.submission) for n in p.job.defer})
+                    nb = self.finished(p.job, nb)
                     (Path(self.graded_dir) / f"{p.job.key}.ipynb").write_text(nbformat.writes(nb))
                     done(p)
                 elif any(p.keys[n] not in self._owner for n in missing) and not p.resubmitted:
@@ -220,6 +228,11 @@ class ClassGrader:
                         waiting.remove(p)
                         done(p, "its deferred verdicts never arrived")
 
+    def finished(self, job: GradingJob, nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+        """The graded notebook of ``job``, about to be recorded. A hook: the service gives back a student's
+        earlier verdicts for programs unchanged since (graders.serve.engine); here it is left as it is."""
+        return nb
+
     def record_config(self):
         config = self.course.config(confined=self.confined)
         config.Autograde.autograde_preprocessors = [PutBackPrecomputed] + self.recording
@@ -227,7 +240,8 @@ class ClassGrader:
         return config
 
     def close(self) -> None:
-        self.executor.close()
+        if self._own_executor:
+            self.executor.close()
 
     def __enter__(self):
         return self

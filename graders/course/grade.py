@@ -25,7 +25,7 @@ from graders.course.directory import Course
 from graders.course.record import StudentResult, autograde
 from graders.model.csvsafe import read_rows, write_rows
 
-__all__ = ["StudentResult", "grade_class", "record_ungraded", "ungraded", "UNGRADED"]
+__all__ = ["StudentResult", "grade_class", "record_ungraded", "settle_ungraded", "ungraded", "UNGRADED"]
 
 
 def _progress(console: Console | None) -> Progress:
@@ -55,10 +55,17 @@ def grade_class(course: Course, assignment: str, students: list[str], plain: boo
                              confined=confined) as grader:
                 results = grader.grade(students, on_start=lambda s: progress.update(task, student=s),
                                        on_result=lambda r: progress.advance(task))
-    record_ungraded(course, assignment, results)
-    _drop_ungraded_rows(course, assignment, [r.student for r in results if not r.success])
-    _remove_autograded(course, assignment, [r.student for r in results if not r.success])
+    settle_ungraded(course, assignment, results)
     return results
+
+
+def settle_ungraded(course: Course, assignment: str, results: list[StudentResult]) -> None:
+    """What a grading leaves of the submissions it could not grade: a row of ``ungraded.csv`` with the reason,
+    no gradebook rows, nothing in ``autograded/`` (the batch and the service alike)."""
+    record_ungraded(course, assignment, results)
+    failed = [r.student for r in results if not r.success]
+    _drop_ungraded_rows(course, assignment, failed)
+    _remove_autograded(course, assignment, failed)
 
 
 def _remove_autograded(course: Course, assignment: str, students: list[str]) -> None:

@@ -1,0 +1,144 @@
+"""Admission: each new inbound entry is recorded once, as ``queued`` or as ``refused`` with the reason.
+
+An entry is judged once ``nbgrader submit`` has finished writing it (or a
+minute after it appeared). It is refused, before anything of it is collected,
+when its name is not nbgrader's, when its folder or a file in it is not owned by
+the student it names (``Serve.check_owner``), holds a symlink or special file,
+is too large, holds no notebook or a notebook that is not JSON or not one of the
+assignment's. After nbgrader's due date (``Serve.after_due`` off) it is collected
+for the teacher's batch and not graded on submit. A refused entry gets a
+feedback page with its one-line reason and never touches the student's
+submission in ``submitted/`` or the gradebook.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+from nbgrader.utils import parse_utc
+
+from graders.course.directory import Course
+from graders.course.lock import gradebook_lock
+from graders.serve import pages
+from graders.serve.ledger import QUEUED, REFUSED, Entry, Ledger
+from graders.serve.logline import log, outcome_line
+from graders.serve.steps import StepFailed, collect, due_date, known_notebooks
+from graders.serve.watcher import (
+    SETTLE_SECONDS,
+    InboundName,
+    Refused,
+    check_notebooks,
+    is_complete,
+    is_folder,
+    owner,
+    parse_name,
+    read_secret,
+    scan,
+    stage,
+)
+
+
+class Admission:
+    Refused = Refused
+
+    def __init__(self, course: Course, ledger: Ledger, exchange: Path, staging: Path, served: list[str],
+                 check_owner: bool, after_due: bool, max_bytes: int, tz: str, clock: Callable[[], float] = time.time):
+        self.course, self.ledger, self.exchange, self.staging = course, ledger, exchange, staging
+        self.inbound = exchange / "inbound"
+        self.served, self.check_owner, self.after_due = served, check_owner, after_due
+        self.max_bytes, self.tz, self.clock = max_bytes, tz, clock
+        self.known = ledger.known()
+        self.others: set[str] = set()  # entries of assignments this service does not serve
+        self.first_seen: dict[str, float] = {}
+        self.course_id = exchange.name
+
+    def admit_new(self) -> None:
+        for name in scan(self.inbound):
+            if name not in self.known and name not in self.others:
+                self.admit(name)
+
+    def admit(self, name: str) -> None:
+        parsed = parse_name(name)
+        if parsed is None:
+            self._record(name, name.split("+")[0], "", "", REFUSED, "not an nbgrader submission "
+                         "(<student>+<assignment>+<timestamp>+<random>)")
+            return
+        if parsed.assignment not in self.served:
+            self.others.add(name)  # left in the queue, for a service of that assignment
+            return
+        if not is_complete(self.inbound / name) and \
+                self.clock() - self.first_seen.setdefault(name, self.clock()) < SETTLE_SECONDS:
+            return  # nbgrader submit is still writing it
+        try:
+            who = owner(self.inbound / name)
+        except OSError:
+            who = ""
+        try:
+            staged_root, staged = self._stage(parsed)
+            due = due_date(self.course, parsed.assignment, parsed.student)
+        except Refused as exc:
+            self._record(name, parsed.student, parsed.assignment, parsed.timestamp, REFUSED, str(exc), who)
+            return
+        if due is not None and parse_utc(parsed.timestamp) > due and not self.after_due:
+            self._collect_late(parsed, staged_root, staged, due, who)
+            return
+        self._record(name, parsed.student, parsed.assignment, parsed.timestamp, QUEUED, "", who)
+
+    def _collect_late(self, parsed: InboundName, staged_root: Path, staged: Path, due, who: str) -> None:
+        """Past the due date: collected as ``nbgrader collect`` would, for the teacher's batch; not graded."""
+        reason = (f"submitted after the due date ({due:%Y-%m-%d %H:%M:%S} UTC): collected for your teacher's "
+                  "grading, not graded on submit")
+        try:
+            with gradebook_lock(self.course, "vecgrade serve"), self.course.api() as api:
+                collect(api, self.course, staged_root, staged, parsed.assignment, parsed.student)
+        except StepFailed as exc:
+            reason = f"submitted after the due date ({due:%Y-%m-%d %H:%M:%S} UTC), and {exc}"
+        self._record(parsed.name, parsed.student, parsed.assignment, parsed.timestamp, REFUSED, reason, who)
+
+    def _record(self, name: str, student: str, assignment: str, timestamp: str, state: str, reason: str,
+                who: str = "") -> None:
+        if state == REFUSED:  # the page first: a crash before the record admits the entry again, page and all
+            self.page(name, assignment, timestamp, "Not graded", f"not graded: {reason}")
+        self.ledger.add(name, student, assignment, timestamp, who, state, reason)
+        self.known.add(name)
+        self.first_seen.pop(name, None)
+        if state == REFUSED:
+            log.info(outcome_line(self.ledger.get(name)))
+        else:
+            log.info("student=%s assignment=%s queued (%s)", student, assignment, name)
+
+    def _paths(self, name: str) -> tuple[Path, Path]:
+        root = self.staging / name
+        return root, root / self.course_id / "inbound" / name
+
+    def _stage(self, parsed: InboundName) -> tuple[Path, Path]:
+        """A private checked copy of the entry, laid out as an exchange root that holds only it."""
+        root, staged = self._paths(parsed.name)
+        stage(self.inbound / parsed.name, staged, parsed.student, self.check_owner, self.max_bytes)
+        check_notebooks(staged, known_notebooks(self.course, parsed.assignment))
+        return root, staged
+
+    def staged(self, e: Entry) -> tuple[Path, Path]:
+        """The entry's checked copy (made again, and checked again, after a restart)."""
+        root, staged = self._paths(e.entry)
+        if staged.is_dir():
+            return root, staged
+        parsed = parse_name(e.entry)
+        if parsed is None:
+            raise Refused("not an nbgrader submission")
+        return self._stage(parsed)
+
+    def page_for(self, e: Entry, title: str, line: str) -> None:
+        self.page(e.entry, e.assignment, e.timestamp, title, line)
+
+    def page(self, name: str, assignment: str, timestamp: str, title: str, line: str) -> None:
+        """One line as this submission's feedback, where ``nbgrader fetch_feedback`` finds it."""
+        _, staged = self._paths(name)
+        folder = self.inbound / name if is_folder(self.inbound / name) else staged
+        secret = read_secret(folder)
+        notebooks = sorted(p.stem for p in folder.glob("*.ipynb")) if folder.is_dir() else []
+        if not secret or not notebooks:
+            return  # nothing the student's client could find a page by
+        pages.publish(self.exchange, secret, notebooks,
+                      pages.page(f"{assignment}: {title}", f"Submission of {timestamp}: {line}"))
