@@ -258,7 +258,9 @@ def _refresh_feedback(c, assignment: str, students: list[str]) -> None:
 def report(assignment: str, course: Path = COURSE,
            csv_path: Optional[Path] = typer.Option(None, "--csv", help="Also write the table as CSV (parts.csv)."),
            html_path: Optional[Path] = typer.Option(None, "--html",
-                                                      help="Also write a self-contained page with plots.")):
+                                                      help="Also write a self-contained page with plots."),
+           groups: bool = typer.Option(False, "--groups", help="Also list, per exercise, the students who wrote "
+                                       "the same program (and near-duplicates); the HTML page always has them.")):
     """Per-student, per-exercise scores from the gradebook; ungraded submissions are listed, never scored 0."""
     from graders.course.marks import format_marks, marks_table
     from graders.course.results import class_marks, version_changes, version_fix, write_parts_csv
@@ -282,13 +284,19 @@ def report(assignment: str, course: Path = COURSE,
             console.print(f"[red]no marks for {escape(r.student)}[/red]: {escape(r.status)}", soft_wrap=True,
                           highlight=False)
     _changed(assignment, changes, fix)
+    graded = [r.student for r in rows if r.graded]
+    if groups or html_path:
+        from graders.course.groups import answer_groups, groups_html, groups_text
+        found = answer_groups(c, a, graded)
+        if groups:
+            console.print(groups_text(found), soft_wrap=True, highlight=False, markup=False)
     if csv_path:
         write_parts_csv(csv_path, a, rows)
         console.print(f"wrote {csv_path}")
     if html_path:
         from graders.course.observed import read_verdicts
         from graders.course.report import write_html
-        write_html(html_path, a, rows, read_verdicts(c.root, a, [r.student for r in rows if r.graded]), changes)
+        write_html(html_path, a, rows, read_verdicts(c.root, a, graded), changes, groups_html(found))
         console.print(f"wrote {html_path}")
 
 

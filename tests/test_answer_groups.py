@@ -1,5 +1,10 @@
 """Issue 17: identical programs get one verdict, graded once per run across the grading processes, and the
 report shows them as answer groups (with near-duplicates: the same program up to renamed local variables)."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import nbformat
 import pytest
 
@@ -10,6 +15,7 @@ from graders.model.notebook import answer_id, grade_id_of
 from conftest import generated_course
 
 pytestmark = pytest.mark.e2e
+VECGRADE = str(Path(sys.executable).with_name("vecgrade"))
 
 REF = "def batch_outer(a):\n    return a[:, :, None] * a[:, None, :]\n"
 RESTYLED = "def batch_outer(a):\n    # each row with itself\n    return a[:, :, None]*a[:, None, :]\n"
@@ -65,3 +71,17 @@ def test_the_report_shows_the_groups_largest_first_with_near_duplicates(graded, 
     assert "near-duplicates" in text and "dan" in text
     page = groups_html(list(groups.values()))
     assert "answer-group" in page and "<span" in page  # highlighted code
+
+
+def test_vecgrade_report_shows_the_groups_on_the_command_line_and_on_its_page(graded, tmp_path):
+    course, _, _ = graded
+    page = tmp_path / "report.html"
+    proc = subprocess.run([VECGRADE, "report", "broadcasting", "--groups", "--html", str(page)], cwd=course.root,
+                          capture_output=True, text=True, env=dict(os.environ, COLUMNS="200"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "batch_outer: 3 distinct program(s)" in proc.stdout and "ann, ben, cat, fox" in proc.stdout
+    html = page.read_text()
+    assert 'id="answer-groups"' in html and html.count('class="answer-group"') >= 3
+    plain = subprocess.run([VECGRADE, "report", "broadcasting"], cwd=course.root, capture_output=True, text=True,
+                           env=dict(os.environ, COLUMNS="200"))
+    assert plain.returncode == 0 and "distinct program" not in plain.stdout  # only when asked for

@@ -147,8 +147,10 @@ def failures_section(assignment: Assignment, verdicts: Verdicts) -> str:
         for ex in assignment.exercises)
 
 
-def render_html(assignment: Assignment, rows: list[StudentRow], verdicts: Verdicts, changes: Sequence[str] = ()) -> str:
-    """The page; ``changes``: how the definitions differ from what the class was graded on (``version_changes``)."""
+def render_html(assignment: Assignment, rows: list[StudentRow], verdicts: Verdicts, changes: Sequence[str] = (),
+                groups: str = "") -> str:
+    """The page; ``changes``: how the definitions differ from what the class was graded on (``version_changes``);
+    ``groups``: the answer-groups section (graders.course.groups.groups_html)."""
     not_graded = [r for r in rows if not r.graded]
     changed = (f'<p class="changed"><strong>{html.escape(assignment.name)} changed after the class was graded'
                f"</strong> (the marks are from the older version): {html.escape('; '.join(changes))}</p>"
@@ -165,11 +167,12 @@ def render_html(assignment: Assignment, rows: list[StudentRow], verdicts: Verdic
         _table(["student", "status"], [[r.student, r.status] for r in not_graded]) if not_graded
         else "<p>every submission was graded</p>",
         "<h2>Marks (correct / vectorized / fast)</h2>", marks_table(assignment, rows),
+        groups,
     ]
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(assignment.name)} report</title>"
             f"<style>{STYLE}</style></head><body>{''.join(parts)}</body></html>\n")
 
 
 def write_html(dest: Path, assignment: Assignment, rows: list[StudentRow], verdicts: Verdicts,
-               changes: Sequence[str] = ()) -> None:
-    Path(dest).write_text(render_html(assignment, rows, verdicts, changes))
+               changes: Sequence[str] = (), groups: str = "") -> None:
+    Path(dest).write_text(render_html(assignment, rows, verdicts, changes, groups))
