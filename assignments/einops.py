@@ -67,7 +67,8 @@ tensor of bilinear forms: `out[b, o] = sum_i sum_j x[b, i] * W[o, i, j] * y[b, j
            "`torch.einsum` takes one group of letters per operand; letters missing after `->` are summed."),
     reference=batched_bilinear,
     alternatives=(V.batched_bilinear_matmul, V.batched_bilinear_broadcast),
-    half_loops=(V.batched_bilinear_half_loop,),
+    half_loops=(V.batched_bilinear_half_loop, V.batched_bilinear_half_loop_o, V.batched_bilinear_half_loop_i,
+                V.batched_bilinear_half_loop_j),
     python_list=V.batched_bilinear_lists,
     loop=batched_bilinear_loop,
     hidden=batched_bilinear_hidden,
@@ -274,10 +275,11 @@ This is the layout of `'b (g c) h w -> b (c g) h w'` with `g = groups`. `B` may 
            "With `rearrange`, give the size of the group axis: `g=groups`."),
     reference=channel_shuffle,
     alternatives=(V.channel_shuffle_rearrange, V.channel_shuffle_index),
-    half_loops=(V.channel_shuffle_half_loop,),
+    half_loops=(V.channel_shuffle_half_loop, V.channel_shuffle_half_loop_c),
     loop=channel_shuffle_loop,
     hidden=channel_shuffle_hidden,
-    sized=lambda gen, n: (rand(gen, n, 2 * int(n ** 0.5), int(n ** 0.5), int(n ** 0.5)), 2),
+    # many channels on small images: a loop over the batch or over the channels costs far more than the copy
+    sized=lambda gen, n: (rand(gen, n, 2 * n, 2, 2), 2),
     examples=(
         Example("x = torch.arange(6).view(1, 6, 1, 1)", "channel_shuffle(x, 2).flatten()",
                 note="groups [0 1 2] and [3 4 5] are interleaved"),

@@ -20,6 +20,27 @@ def batched_bilinear_half_loop(x, W, y):
     return out
 
 
+def batched_bilinear_half_loop_o(x, W, y):
+    out = torch.empty(x.shape[0], W.shape[0], dtype=x.dtype)
+    for o in range(W.shape[0]):
+        out[:, o] = torch.einsum("bi,ij,bj->b", x, W[o], y)
+    return out
+
+
+def batched_bilinear_half_loop_i(x, W, y):
+    out = torch.zeros(x.shape[0], W.shape[0], dtype=x.dtype)
+    for i in range(W.shape[1]):
+        out += x[:, i, None] * (y @ W[:, i, :].T)        # W[:, i, :] is [O, J]
+    return out
+
+
+def batched_bilinear_half_loop_j(x, W, y):
+    out = torch.zeros(x.shape[0], W.shape[0], dtype=x.dtype)
+    for j in range(W.shape[2]):
+        out += y[:, j, None] * (x @ W[:, :, j].T)        # W[:, :, j] is [O, I]
+    return out
+
+
 def patchify_rearrange(images, p):
     return rearrange(images, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=p, p2=p)
 
@@ -71,6 +92,15 @@ def channel_shuffle_half_loop(x, groups):
     out = torch.empty_like(x, memory_format=torch.contiguous_format)
     for b in range(B):
         out[b] = x[b].reshape(groups, C // groups, H, W).transpose(0, 1).reshape(C, H, W)
+    return out
+
+
+def channel_shuffle_half_loop_c(x, groups):
+    B, C, H, W = x.shape
+    k = C // groups
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    for c in range(C):  # output channel c * groups + g comes from input channel g * k + c
+        out[:, c] = x[:, (c % groups) * k + c // groups]
     return out
 
 
