@@ -5,8 +5,8 @@ from einops import rearrange, reduce
 
 
 def batched_bilinear_matmul(x, W, y):
-    xW = torch.matmul(x[:, None, None, :], W[None])          # [B, O, 1, J]
-    return (xW[:, :, 0, :] * y[:, None, :]).sum(-1)
+    xW = (x @ W.transpose(0, 1).flatten(1)).unflatten(1, (W.shape[0], W.shape[2]))   # [B, O, J]
+    return (xW * y[:, None, :]).sum(-1)
 
 
 def batched_bilinear_broadcast(x, W, y):
@@ -24,20 +24,6 @@ def batched_bilinear_half_loop_o(x, W, y):
     out = torch.empty(x.shape[0], W.shape[0], dtype=x.dtype)
     for o in range(W.shape[0]):
         out[:, o] = torch.einsum("bi,ij,bj->b", x, W[o], y)
-    return out
-
-
-def batched_bilinear_half_loop_i(x, W, y):
-    out = torch.zeros(x.shape[0], W.shape[0], dtype=x.dtype)
-    for i in range(W.shape[1]):
-        out += x[:, i, None] * (y @ W[:, i, :].T)        # W[:, i, :] is [O, J]
-    return out
-
-
-def batched_bilinear_half_loop_j(x, W, y):
-    out = torch.zeros(x.shape[0], W.shape[0], dtype=x.dtype)
-    for j in range(W.shape[2]):
-        out += y[:, j, None] * (x @ W[:, :, j].T)        # W[:, :, j] is [O, I]
     return out
 
 
