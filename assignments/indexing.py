@@ -329,7 +329,7 @@ windows with integer-array indexing: `conv1d`, `conv2d`, `conv3d`,
     forbidden_ops=("convolution*", "_convolution*", "mkldnn_convolution*", "im2col", "col2im", "slow_conv*",
                    "thnn_conv*", "unfold*"),
     loop_hint="gather all windows at once with integer-array indexing, then use one matrix product",
-    bench_size=15,
+    bench_size=32,
     speedup=15,
 )
 
