@@ -195,7 +195,7 @@ tensor equal to `a`, with its shape and dtype. `a` may have 0 elements.""",
                 "reverse_unique(values, inverse)"),
     ),
     loop_hint="gather all entries at once with integer-array indexing instead",
-    bench_size=120,
+    bench_size=64,
     speedup=20,
 )
 

@@ -72,7 +72,7 @@ their `K` storage positions as an int64 tensor of shape `[K]`. `K` may be 0.""",
                 "storage_offsets(indices, (60, 20, 5, 1), 10)"),
     ),
     loop_hint="multiply `indices` by a stride tensor and reduce instead",
-    bench_size=128,
+    bench_size=64,
     speedup=15,
 )
 
