@@ -205,7 +205,7 @@ such rows, with the dtype of `a`. `R` may be 0 (return shape `[0, M]`) or `N`. `
         Example("a = torch.tensor([[1.0, 2.0], [3.0, 4.0]])", "rows_with_small_sum(a, -10)"),
     ),
     loop_hint="compute all row sums at once and select the rows with a boolean mask",
-    bench_size=110,
+    bench_size=64,
     speedup=15,
 )
 
