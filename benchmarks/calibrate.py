@@ -1,10 +1,12 @@
-"""Per exercise, over several seeds: the reference's speedup, the half loop's and the list version's factors.
+"""Per exercise, over several seeds: the reference's speedup, the half loops' and the list version's factors.
 
 Runs ``validate`` for each seed (one grading run each) and prints one line per
-exercise and seed, then the lowest reference speedup and the lowest factors
-of the half loop and the Python-list version, next to the thresholds. Use it
-to set ``speedup=`` (at most a third of the lowest speedup) and ``bench_size``
-(the half loop and the list version should stay >= 5x the reference's time).
+exercise and seed, then the lowest reference speedup and, as the min over seeds,
+the factor of each half loop (one per growing axis, in the order of ``half_loops``),
+of the Python-list version and of each alternative, next to the thresholds. Use it
+to set ``speedup=`` (at most a third of the lowest speedup) and ``bench_size``/``sized``
+(every half loop and the list version should stay >= 5x the reference's time, every
+alternative at no more than half of ``ref_factor``).
 Figures are ratios measured in one run; they mean something only side by side.
 
     python benchmarks/calibrate.py [assignments...] [-e EXERCISE ...] [--seeds 0 1 2 3]
@@ -23,6 +25,12 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.1f}x"
 
 
+def _mins(rows: list[list[float | None]]) -> str:
+    """Position by position, the lowest figure over the seeds ("-" where none was measured)."""
+    columns = zip(*rows, strict=True) if rows else ()
+    return " ".join(_fmt(min((x for x in col if x is not None), default=None)) for col in columns)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("assignments", nargs="*")
@@ -33,25 +41,26 @@ def main() -> None:
     names = args.assignments or list(course)
     seen: dict[str, list] = defaultdict(list)
     thresholds = {}
-    print(f"{'exercise':<26}{'seed':>5}{'ref. speedup':>14}{'half loop':>11}{'list':>8}  alternatives  problems")
+    print(f"{'exercise':<26}{'seed':>5}{'ref. speedup':>14}{'half loops':>22}{'list':>8}  alternatives  problems")
     for seed in args.seeds:
         for name in names:
             for row in validate_assignment(course[name], seed=seed, only=args.exercise):
                 ex = row.exercise
                 thresholds[ex.name] = (ex.speedup, ex.ref_factor)
-                half, lst = row.half_loop_factor, row.python_list_factor
-                seen[ex.name].append((row.speedup, half, lst))
-                alternatives = " ".join(_fmt(a["fast"].figures.get("ref_factor")) for a in row.alternatives)
-                print(f"{ex.name:<26}{seed:>5}{_fmt(row.speedup):>14}{_fmt(half):>11}{_fmt(lst):>8}  "
-                      f"{alternatives:<12}  {'; '.join(row.problems) or 'none'}", flush=True)
-    print(f"\n{'exercise':<26}{'min speedup':>12}{'threshold':>10}{'min half':>10}{'min list':>10}{'ref_factor':>11}")
+                halves, lst = row.half_loop_factors, row.python_list_factor
+                alternatives = [a["fast"].figures.get("ref_factor") for a in row.alternatives]
+                seen[ex.name].append((row.speedup, halves, lst, alternatives))
+                print(f"{ex.name:<26}{seed:>5}{_fmt(row.speedup):>14}{' '.join(map(_fmt, halves)):>22}"
+                      f"{_fmt(lst):>8}  {' '.join(map(_fmt, alternatives)):<12}  "
+                      f"{'; '.join(row.problems) or 'none'}", flush=True)
+    print(f"\n{'exercise':<26}{'min speedup':>12}{'threshold':>10}{'min half loops':>22}{'min list':>10}"
+          f"{'ref_factor':>11}  min alternatives")
     for name, rows in seen.items():
         speedups = [r[0] for r in rows if r[0] is not None]
-        halves = [r[1] for r in rows if r[1] is not None]
         lists = [r[2] for r in rows if r[2] is not None]
         speedup, factor = thresholds[name]
-        print(f"{name:<26}{_fmt(min(speedups, default=None)):>12}{speedup:>9g}x{_fmt(min(halves, default=None)):>10}"
-              f"{_fmt(min(lists, default=None)):>10}{factor:>10g}x")
+        print(f"{name:<26}{_fmt(min(speedups, default=None)):>12}{speedup:>9g}x{_mins([r[1] for r in rows]):>22}"
+              f"{_fmt(min(lists, default=None)):>10}{factor:>10g}x  {_mins([r[3] for r in rows])}")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """`vecgrade validate` on the course, and the loop class.
 
-Per exercise: the reference and two alternatives pass all three parts; the loop version, the
-half loop and a Python-list version fail "vectorized", and the half loop and the list version
-fail "fast" too; the stub fails "correct". The bench sizes keep the half loops and list versions
-at 5x the reference's time or more (``benchmarks/calibrate.py``), against an allowance of 3x.
+Per exercise: the reference and two alternatives pass all three parts; the loop version, each
+half loop (one per growing axis) and a Python-list version fail "vectorized", and the half loops
+and the list version fail "fast" too; the stub fails "correct". The bench sizes keep the half loops
+and list versions at 5x the reference's time or more (``benchmarks/calibrate.py``), against an
+allowance of 3x.
 """
 import dataclasses
 
@@ -28,8 +29,10 @@ def test_validate_is_green_and_the_loop_class_is_caught(name):
     for row in rows:   # the loop class, stated directly
         assert len(row.alternatives) >= 2
         assert all(a["correct"].passed and a["vectorized"].passed for a in row.alternatives), row.exercise.name
-        assert row.half_loop["correct"].passed and not row.half_loop["vectorized"].passed
-        assert not row.half_loop["fast"].passed, (row.exercise.name, row.half_loop["fast"].message)
+        assert len(row.half_loops) == len(row.exercise.half_loops) >= 1
+        for fn, half in zip(row.exercise.half_loops, row.half_loops, strict=True):
+            assert half["correct"].passed and not half["vectorized"].passed, fn.__name__
+            assert not half["fast"].passed, (fn.__name__, half["fast"].message)
         assert not row.python_list["vectorized"].passed
         assert not row.python_list["fast"].passed, (row.exercise.name, row.python_list["fast"].message)
 
@@ -54,20 +57,28 @@ def batch_outer_wrong(a):  # an "alternative" that is not correct
 
 def test_validate_reports_broken_definitions(broadcasting):
     ex = broadcasting.exercise("batch_outer")
-    vectorized_half_loop = dataclasses.replace(ex, half_loop=batch_outer_loop)
+    # one bad half loop among good ones is caught, and named
+    vectorized_half_loop = dataclasses.replace(ex, half_loops=(*ex.half_loops, batch_outer_loop))
+    fast_half_loop = dataclasses.replace(ex, half_loops=(batch_outer_fast_half_loop, *ex.half_loops))
     for changed, expected in ((dataclasses.replace(ex, loop=batch_outer_loop), "the loop version passes vectorized"),
                               (dataclasses.replace(ex, reference=batch_outer), "reference fails vectorized"),
                               (dataclasses.replace(ex, alternatives=(batch_outer_wrong,) + tuple(ex.alternatives)),
                                "alternative `batch_outer_wrong` fails correct"),
                               (dataclasses.replace(ex, alternatives=ex.alternatives[:1]), "at least 2 needed"),
-                              (vectorized_half_loop, "the half loop passes vectorized"),
-                              (dataclasses.replace(ex, half_loop=batch_outer_fast_half_loop),
-                               "the half loop passes fast")):
+                              (vectorized_half_loop, "the half loop `batch_outer_loop` passes vectorized"),
+                              (fast_half_loop, "the half loop `batch_outer_fast_half_loop` passes fast"),
+                              (dataclasses.replace(ex, half_loops=()), "no half_loop")):
         [row] = validate_assignment(dataclasses.replace(broadcasting, exercises=(changed,)))
         assert any(expected in p for p in row.problems), row.problems
     [good] = validate_assignment(dataclasses.replace(broadcasting, exercises=(ex,)))
     # timings of vectorized answers against each other may tip under load: only the definitions are asserted
     assert not [p for p in good.problems if "fails fast" not in p], good.problems
+
+
+def test_half_loop_is_shorthand_for_the_first_of_the_half_loops(broadcasting):
+    ex = broadcasting.exercise("batch_outer")
+    one = dataclasses.replace(ex, half_loop=batch_outer_loop, half_loops=ex.half_loops[1:])
+    assert one.half_loop is None and tuple(one.half_loops) == (batch_outer_loop, *ex.half_loops[1:])
 
 
 def test_derived_python_list_version_is_correct_but_iterates(broadcasting):

@@ -32,6 +32,19 @@ def box_iou_half_loop(boxes1, boxes2):
     return out
 
 
+def box_iou_half_loop_m(boxes1, boxes2):
+    out = torch.zeros(boxes1.shape[0], boxes2.shape[0], dtype=boxes1.dtype)
+    area1 = (boxes1[:, 2] - boxes1[:, 0]) * (boxes1[:, 3] - boxes1[:, 1])
+    for j in range(boxes2.shape[0]):
+        b = boxes2[j]
+        w = (torch.minimum(boxes1[:, 2], b[2]) - torch.maximum(boxes1[:, 0], b[0])).clamp(min=0)
+        h = (torch.minimum(boxes1[:, 3], b[3]) - torch.maximum(boxes1[:, 1], b[1])).clamp(min=0)
+        inter = w * h
+        union = area1 + (b[2] - b[0]) * (b[3] - b[1]) - inter
+        out[:, j] = torch.where(union > 0, inter / union, 0.0)
+    return out
+
+
 def match_anchors_argmax(anchors, gt, threshold):
     if gt.shape[0] == 0:
         return torch.full((anchors.shape[0],), -1, dtype=torch.int64)
@@ -72,6 +85,23 @@ def match_anchors_half_loop(anchors, gt, threshold):
         if iou.max() >= threshold:
             out[i] = iou.argmax()
     return out
+
+
+def match_anchors_half_loop_m(anchors, gt, threshold):
+    N = anchors.shape[0]
+    best = torch.full((N,), -1.0, dtype=anchors.dtype)
+    first = torch.full((N,), -1, dtype=torch.int64)
+    area_a = (anchors[:, 2] - anchors[:, 0]) * (anchors[:, 3] - anchors[:, 1])
+    for j in range(gt.shape[0]):
+        g = gt[j]
+        w = (torch.minimum(anchors[:, 2], g[2]) - torch.maximum(anchors[:, 0], g[0])).clamp(min=0)
+        h = (torch.minimum(anchors[:, 3], g[3]) - torch.maximum(anchors[:, 1], g[1])).clamp(min=0)
+        union = area_a + (g[2] - g[0]) * (g[3] - g[1]) - w * h
+        iou = torch.where(union > 0, w * h / union, 0.0)
+        better = iou > best            # strictly: the first of equal IoUs stays
+        best = torch.where(better, iou, best)
+        first = torch.where(better, j, first)
+    return torch.where(best >= threshold, first, -1)
 
 
 def roi_align_separable(features, boxes, output_size):
@@ -137,6 +167,58 @@ def roi_align_half_loop(features, boxes, output_size):
                  + ly * (1 - lx) * features[:, y1_[:, None], x0[None, :]]
                  + ly * lx * features[:, y1_[:, None], x1_[None, :]])
         out[i] = value * inside
+    return out
+
+
+def roi_align_half_loop_y(features, boxes, output_size):
+    C, H, W = features.shape
+    n = output_size
+    out = torch.zeros(boxes.shape[0], C, n, n, dtype=features.dtype)
+    centres = torch.arange(n, dtype=boxes.dtype) + 0.5
+    xs = boxes[:, 0, None] - 0.5 + centres * (boxes[:, 2] - boxes[:, 0])[:, None] / n             # [N, n]
+    x_inside = (xs >= -1) & (xs <= W)
+    xs = xs.clamp(min=0)
+    x0 = xs.floor().clamp(max=W - 1)
+    lx = (xs - x0) * (x0 < W - 1)
+    x0 = x0.long()
+    x1_ = (x0 + 1).clamp(max=W - 1)
+    for r in range(n):  # one output row of every box at a time
+        ys = boxes[:, 1] - 0.5 + (r + 0.5) * (boxes[:, 3] - boxes[:, 1]) / n                      # [N]
+        inside = ((ys >= -1) & (ys <= H))[:, None] & x_inside
+        ys = ys.clamp(min=0)
+        y0 = ys.floor().clamp(max=H - 1)
+        ly = ((ys - y0) * (y0 < H - 1))[:, None]
+        y0 = y0.long()[:, None]
+        y1_ = (y0 + 1).clamp(max=H - 1)
+        value = ((1 - ly) * (1 - lx) * features[:, y0, x0] + (1 - ly) * lx * features[:, y0, x1_]
+                 + ly * (1 - lx) * features[:, y1_, x0] + ly * lx * features[:, y1_, x1_])         # [C, N, n]
+        out[:, :, r] = (value * inside).transpose(0, 1)
+    return out
+
+
+def roi_align_half_loop_x(features, boxes, output_size):
+    C, H, W = features.shape
+    n = output_size
+    out = torch.zeros(boxes.shape[0], C, n, n, dtype=features.dtype)
+    centres = torch.arange(n, dtype=boxes.dtype) + 0.5
+    ys = boxes[:, 1, None] - 0.5 + centres * (boxes[:, 3] - boxes[:, 1])[:, None] / n             # [N, n]
+    y_inside = (ys >= -1) & (ys <= H)
+    ys = ys.clamp(min=0)
+    y0 = ys.floor().clamp(max=H - 1)
+    ly = (ys - y0) * (y0 < H - 1)
+    y0 = y0.long()
+    y1_ = (y0 + 1).clamp(max=H - 1)
+    for c in range(n):  # one output column of every box at a time
+        xs = boxes[:, 0] - 0.5 + (c + 0.5) * (boxes[:, 2] - boxes[:, 0]) / n                      # [N]
+        inside = y_inside & ((xs >= -1) & (xs <= W))[:, None]
+        xs = xs.clamp(min=0)
+        x0 = xs.floor().clamp(max=W - 1)
+        lx = ((xs - x0) * (x0 < W - 1))[:, None]
+        x0 = x0.long()[:, None]
+        x1_ = (x0 + 1).clamp(max=W - 1)
+        value = ((1 - ly) * (1 - lx) * features[:, y0, x0] + (1 - ly) * lx * features[:, y0, x1_]
+                 + ly * (1 - lx) * features[:, y1_, x0] + ly * lx * features[:, y1_, x1_])         # [C, N, n]
+        out[:, :, :, c] = (value * inside).transpose(0, 1)
     return out
 
 

@@ -5,8 +5,8 @@ from einops import rearrange, reduce
 
 
 def batched_bilinear_matmul(x, W, y):
-    xW = torch.matmul(x[:, None, None, :], W[None])          # [B, O, 1, J]
-    return (xW[:, :, 0, :] * y[:, None, :]).sum(-1)
+    xW = (x @ W.transpose(0, 1).flatten(1)).unflatten(1, (W.shape[0], W.shape[2]))   # [B, O, J]
+    return (xW * y[:, None, :]).sum(-1)
 
 
 def batched_bilinear_broadcast(x, W, y):
@@ -17,6 +17,13 @@ def batched_bilinear_half_loop(x, W, y):
     out = torch.empty(x.shape[0], W.shape[0], dtype=x.dtype)
     for b in range(x.shape[0]):
         out[b] = torch.einsum("i,oij,j->o", x[b], W, y[b])
+    return out
+
+
+def batched_bilinear_half_loop_o(x, W, y):
+    out = torch.empty(x.shape[0], W.shape[0], dtype=x.dtype)
+    for o in range(W.shape[0]):
+        out[:, o] = torch.einsum("bi,ij,bj->b", x, W[o], y)
     return out
 
 
@@ -71,6 +78,15 @@ def channel_shuffle_half_loop(x, groups):
     out = torch.empty_like(x, memory_format=torch.contiguous_format)
     for b in range(B):
         out[b] = x[b].reshape(groups, C // groups, H, W).transpose(0, 1).reshape(C, H, W)
+    return out
+
+
+def channel_shuffle_half_loop_c(x, groups):
+    B, C, H, W = x.shape
+    k = C // groups
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    for c in range(C):  # output channel c * groups + g comes from input channel g * k + c
+        out[:, c] = x[:, (c % groups) * k + c // groups]
     return out
 
 

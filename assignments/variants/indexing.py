@@ -18,6 +18,21 @@ def select_pairs_half_loop(a, idx):
     return out
 
 
+def select_pairs_half_loop_cols(a, idx):
+    out = torch.empty(idx.shape[0], dtype=a.dtype)
+    for j in range(a.shape[1]):
+        here = idx[:, 1] == j
+        out[here] = a[:, j][idx[here, 0]]
+    return out
+
+
+def select_pairs_half_loop_k(a, idx):
+    out = torch.empty(idx.shape[0], dtype=a.dtype)
+    for k in range(idx.shape[0]):
+        out[k] = a[tuple(idx[k])]
+    return out
+
+
 def double_positive__where(a):
     a.copy_(torch.where(a > 0, a * 2, a))
     return a
@@ -31,6 +46,13 @@ def double_positive__half_loop(a):
     for i in range(a.shape[0]):
         row = a[i]
         row[row > 0] *= 2
+    return a
+
+
+def double_positive__half_loop_cols(a):
+    for j in range(a.shape[1]):
+        col = a[:, j]
+        col[col > 0] *= 2
     return a
 
 
@@ -48,6 +70,13 @@ def rows_with_small_sum_half_loop(a, threshold):
     for i in range(a.shape[0]):
         keep[i] = a[i].sum() < threshold
     return a[keep]
+
+
+def rows_with_small_sum_half_loop_cols(a, threshold):
+    sums = torch.zeros(a.shape[0], dtype=a.dtype)
+    for j in range(a.shape[1]):
+        sums += a[:, j]
+    return a[sums < threshold]
 
 
 def conv2d_indexing_as_strided(img, filters, stride=1, padding=0):
@@ -84,6 +113,20 @@ def conv2d_indexing_half_loop(img, filters, stride=1, padding=0):
     for y in range(Hout):
         band = padded[:, y * stride:y * stride + K]                                        # [Cin, K, W + 2p]
         out[:, y] = torch.einsum("cixj,coij->ox", band[:, :, cols], filters)
+    return out
+
+
+def conv2d_indexing_half_loop_x(img, filters, stride=1, padding=0):
+    Cin, H, W = img.shape
+    K = filters.shape[2]
+    padded = torch.nn.functional.pad(img, (padding, padding, padding, padding))
+    Hout = (H + 2 * padding - K) // stride + 1
+    Wout = (W + 2 * padding - K) // stride + 1
+    rows = (torch.arange(Hout) * stride)[:, None] + torch.arange(K)                        # [Hout, K]
+    out = torch.empty(filters.shape[1], Hout, Wout, dtype=img.dtype)
+    for x in range(Wout):
+        band = padded[:, :, x * stride:x * stride + K]                                     # [Cin, H + 2p, K]
+        out[:, :, x] = torch.einsum("cyij,coij->oy", band[:, rows], filters)
     return out
 
 

@@ -11,11 +11,18 @@ def storage_offsets_tensordot(indices, stride, storage_offset):
     return torch.tensordot(indices, steps, dims=1).add(storage_offset)
 
 
-def storage_offsets_half_loop(indices, stride, storage_offset):
+def storage_offsets_half_loop_k(indices, stride, storage_offset):
     steps = torch.tensor(stride, dtype=torch.int64)
     out = torch.empty(indices.shape[0], dtype=torch.int64)
     for k in range(indices.shape[0]):
         out[k] = storage_offset + (indices[k] * steps).sum()
+    return out
+
+
+def storage_offsets_half_loop_n(indices, stride, storage_offset):
+    out = torch.full((indices.shape[0],), storage_offset, dtype=torch.int64)
+    for n in range(indices.shape[1]):
+        out += indices[:, n] * stride[n]
     return out
 
 
@@ -29,7 +36,7 @@ def contiguous_strides_divide(shape):
     return suffix // shape                             # exact: prod(shape[i + 1:])
 
 
-def contiguous_strides_half_loop(shape):
+def contiguous_strides_half_loop_n(shape):
     out = torch.empty(shape.shape[0], dtype=torch.int64)
     for i in range(shape.shape[0]):
         out[i] = shape[i + 1:].prod()
@@ -55,7 +62,7 @@ def permute_flat_digits(buffer, shape, perm):
     return buffer[((q % outer) // inner * strides[order]).sum(1)]
 
 
-def permute_flat_half_loop(buffer, shape, perm):
+def permute_flat_half_loop_first(buffer, shape, perm):
     sizes = torch.tensor(shape, dtype=torch.int64)
     order = torch.tensor(perm, dtype=torch.int64)
     strides = torch.cat([sizes[1:], torch.ones_like(sizes[:1])]).flip(0).cumprod(0).flip(0)
@@ -77,11 +84,21 @@ def sliding_windows_strides(x, k):
     return torch.as_strided(x, (x.shape[0] - k + 1, k), x.stride() * 2, x.storage_offset())
 
 
-def sliding_windows_half_loop(x, k):
+def sliding_windows_half_loop_rows(x, k):
     rows = x.shape[0] - k + 1
     position = torch.empty(rows, k, dtype=torch.int64)
     for i in range(rows):
         position[i] = x.storage_offset() + (i + torch.arange(k)) * x.stride(0)
+    col_stride = int(position[0, 1] - position[0, 0]) if k > 1 else x.stride(0)
+    row_stride = int(position[1, 0] - position[0, 0]) if rows > 1 else x.stride(0)
+    return x.as_strided((rows, k), (row_stride, col_stride), int(position[0, 0]))
+
+
+def sliding_windows_half_loop_k(x, k):
+    rows = x.shape[0] - k + 1
+    position = torch.empty(rows, k, dtype=torch.int64)
+    for j in range(k):
+        position[:, j] = x.storage_offset() + (torch.arange(rows) + j) * x.stride(0)
     col_stride = int(position[0, 1] - position[0, 0]) if k > 1 else x.stride(0)
     row_stride = int(position[1, 0] - position[0, 0]) if rows > 1 else x.stride(0)
     return x.as_strided((rows, k), (row_stride, col_stride), int(position[0, 0]))
@@ -102,12 +119,21 @@ def nhwc_to_nchw_offsets_horner(shape):
     return ((n * H + h) * W + w) * C + c
 
 
-def nhwc_to_nchw_offsets_half_loop(shape):
+def nhwc_to_nchw_offsets_half_loop_h(shape):
     N, H, W, C = shape
     out = torch.empty(N, C, H, W, dtype=torch.int64)
     for h in range(H):  # one image row at a time
         out[:, :, h, :] = (torch.arange(N)[:, None, None] * (H * W * C) + torch.arange(C)[:, None]
                            + h * (W * C) + torch.arange(W) * C)
+    return out
+
+
+def nhwc_to_nchw_offsets_half_loop_w(shape):
+    N, H, W, C = shape
+    out = torch.empty(N, C, H, W, dtype=torch.int64)
+    for w in range(W):  # one image column at a time
+        out[:, :, :, w] = (torch.arange(N)[:, None, None] * (H * W * C) + torch.arange(C)[:, None]
+                           + torch.arange(H) * (W * C) + w * C)
     return out
 
 

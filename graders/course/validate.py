@@ -6,12 +6,13 @@ For every exercise, each of these is graded as a student's submission would be:
 - each of its ``alternatives`` (at least two other correct vectorized formulations) must
   pass all three parts: the tolerances and speed bars must admit every standard answer;
 - the loop version must pass "correct" and fail "vectorized" (it is what students replace);
-- the ``half_loop`` (a loop over one large axis, vectorized inside) must pass "correct"
-  and fail "vectorized" and "fast": "fast" means vectorized-class speed;
+- each of its ``half_loops`` (one per axis that grows with the benchmark size: a loop over
+  that axis, vectorized inside) must pass "correct" and fail "vectorized" and "fast": "fast"
+  means vectorized-class speed, whichever growing axis is looped over;
 - a Python-list version must fail "vectorized" and "fast";
 - the stub must fail "correct".
 
-The measured speedups and factors are reported beside the thresholds, so that
+The measured speedups and factors (each half loop's among them) are reported beside the thresholds, so that
 thresholds can be calibrated on the grading machine.
 """
 from __future__ import annotations
@@ -53,9 +54,10 @@ def alternative_program(assignment: Assignment, k: int) -> Program:
         _cell(ex, ex.source_as(ex.alternatives[k])) for ex in assignment.exercises if len(ex.alternatives) > k]
 
 
-def half_loop_program(assignment: Assignment) -> Program:
+def half_loop_program(assignment: Assignment, k: int) -> Program:
+    """Each exercise's ``k``-th half loop as its answer (exercises with fewer are left out)."""
     return [("preamble", assignment.preamble)] + [
-        _cell(ex, ex.source_as(ex.half_loop)) for ex in assignment.exercises if ex.half_loop]
+        _cell(ex, ex.source_as(ex.half_loops[k])) for ex in assignment.exercises if len(ex.half_loops) > k]
 
 
 def python_list_source(ex: Exercise) -> str:
@@ -93,7 +95,7 @@ class Row:
     loop: dict[str, Verdict]
     stub: dict[str, Verdict]
     alternatives: list[dict[str, Verdict]]
-    half_loop: dict[str, Verdict] | None
+    half_loops: list[dict[str, Verdict]]
     python_list: dict[str, Verdict]
 
     @property
@@ -114,13 +116,13 @@ class Row:
             out.append("the loop version passes vectorized")
         if not self.loop["correct"].passed:
             out.append(f"the loop version fails correct: {self.loop['correct'].message}")
-        if self.half_loop is None:
-            out.append("no half_loop")
-        else:
-            if not self.half_loop["correct"].passed:
-                out.append(f"the half loop fails correct: {self.half_loop['correct'].message}")
-            out += [f"the half loop passes {p}: {self.half_loop[p].message}"
-                    for p in ("vectorized", "fast") if self.half_loop[p].passed]
+        if not ex.half_loops:
+            out.append("no half_loop (nor half_loops)")
+        for fn, verdicts in zip(ex.half_loops, self.half_loops, strict=True):
+            if not verdicts["correct"].passed:
+                out.append(f"the half loop `{fn.__name__}` fails correct: {verdicts['correct'].message}")
+            out += [f"the half loop `{fn.__name__}` passes {p}: {verdicts[p].message}"
+                    for p in ("vectorized", "fast") if verdicts[p].passed]
         out += [f"the Python-list version passes {p}: {self.python_list[p].message}"
                 for p in ("vectorized", "fast") if self.python_list[p].passed]
         if self.stub["correct"].passed:
@@ -132,10 +134,24 @@ class Row:
         return self.reference["fast"].figures.get("speedup")
 
     @property
+    def half_loop_factors(self) -> list[float | None]:
+        """How many times slower than the reference each half loop ran (None where it was not timed:
+        stopped early as far slower, or not correct), in the order of ``half_loops``."""
+        return [verdicts["fast"].figures.get("ref_factor") for verdicts in self.half_loops]
+
+    @property
     def half_loop_factor(self) -> float | None:
-        """How many times slower than the reference the half loop ran (None when it was not timed:
-        stopped early as far slower, or not correct)."""
-        return self.half_loop["fast"].figures.get("ref_factor") if self.half_loop else None
+        """The lowest of the half loops' factors: the one closest to passing "fast"."""
+        return min((f for f in self.half_loop_factors if f is not None), default=None)
+
+    @property
+    def half_loop(self) -> dict[str, Verdict] | None:
+        """The verdicts of the half loop that comes closest to passing: one that passes "fast" or
+        "vectorized" if any does, else the one with the lowest factor (None without half loops)."""
+        def leniency(verdicts: dict[str, Verdict]) -> tuple:
+            factor = verdicts["fast"].figures.get("ref_factor")
+            return (verdicts["fast"].passed, verdicts["vectorized"].passed, -(factor or float("inf")))
+        return max(self.half_loops, key=leniency, default=None)
 
     @property
     def python_list_factor(self) -> float | None:
@@ -153,11 +169,11 @@ def validate_assignment(assignment: Assignment, seed: int = 0, only: list[str] |
     with GradingRun(seed) as run:  # one run: one reference worker, the loop timed once
         reference, loop, stub, python_list = (grade(program(assignment), exercises) for program in (
             reference_program, loop_program, stub_program, python_list_program))
-        half_loop = grade(half_loop_program(assignment), [ex for ex in exercises if ex.half_loop])
-        most = max((len(ex.alternatives) for ex in exercises), default=0)
+        half_loops = [grade(half_loop_program(assignment, k), [ex for ex in exercises if len(ex.half_loops) > k])
+                      for k in range(max((len(ex.half_loops) for ex in exercises), default=0))]
         alternatives = [grade(alternative_program(assignment, k), [ex for ex in exercises if len(ex.alternatives) > k])
-                        for k in range(most)]
+                        for k in range(max((len(ex.alternatives) for ex in exercises), default=0))]
     return [Row(assignment.name, ex, reference[ex.name], loop[ex.name], stub[ex.name],
                 [alternatives[k][ex.name] for k in range(len(ex.alternatives))],
-                half_loop.get(ex.name), python_list[ex.name])
+                [half_loops[k][ex.name] for k in range(len(ex.half_loops))], python_list[ex.name])
             for ex in exercises]

@@ -71,8 +71,11 @@ class Exercise:
       ``count_sizes`` and to time at ``bench_size``.
     - ``alternatives``: other correct vectorized formulations (any function names); each
       must pass all three parts, so the tolerances and speed bars admit them.
-    - ``half_loop``: a loop over one large axis with vectorized work inside; it must pass
-      "correct" and fail "vectorized" and "fast", so "fast" means vectorized-class speed.
+    - ``half_loops``: one per axis of the inputs that grows with ``sized``'s size argument, a loop
+      over that axis with vectorized work inside; each must pass "correct" and fail "vectorized"
+      and "fast", so "fast" means vectorized-class speed whichever growing axis a student loops over.
+      ``half_loop`` is shorthand for one: it is put first in ``half_loops`` at construction (and
+      reads None afterwards, so ``half_loops`` is the one list to consult).
     - ``terms(*args)``: the magnitude of the terms a float result is built from (default: of the
       inputs); rounding in proportion to it is allowed, so every sound formulation passes.
     - ``python_list``: a version that works on Python lists; it must fail "fast". When
@@ -103,6 +106,7 @@ class Exercise:
     terms: Callable[..., torch.Tensor | float] | None = None
     alternatives: Sequence[Callable] = ()
     half_loop: Callable | None = None
+    half_loops: Sequence[Callable] = ()
     python_list: Callable | None = None
     name: str = ""
     signature: str = ""
@@ -120,6 +124,9 @@ class Exercise:
                              f"expected {derived_name + '_loop'!r}")
         object.__setattr__(self, "name", derived_name)
         object.__setattr__(self, "signature", derived)
+        if self.half_loop is not None:
+            object.__setattr__(self, "half_loops", (self.half_loop, *self.half_loops))
+            object.__setattr__(self, "half_loop", None)
 
     @property
     def loop_name(self) -> str:
