@@ -24,7 +24,8 @@ def verdicts(passes: str, **figures) -> dict[str, Verdict]:
 
 def row(ex, *, reference="ppp", half_loop: str | None = "pff", speedup=24097.0, half=14.8, listed=None) -> Row:
     return Row("strides", ex, verdicts(reference, speedup=speedup), verdicts("pff"), verdicts("fff"),
-               [verdicts("ppp"), verdicts("ppp")], verdicts(half_loop, ref_factor=half) if half_loop else None,
+               [verdicts("ppp"), verdicts("ppp")],
+               [verdicts(half_loop or "ppp", ref_factor=half) for _ in ex.half_loops],
                verdicts("pff", ref_factor=listed) if listed else verdicts("pff"))
 
 
