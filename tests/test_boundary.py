@@ -68,14 +68,16 @@ def test_a_tensor_subclass_is_refused_when_timed_and_when_counted(broadcasting):
     assert not counted.passed and "not a plain torch.Tensor" in counted.message, counted.message
 
 
+RUNS_WHEN_READ = ("class Late(torch.Tensor):\n"
+                  "    @classmethod\n"
+                  "    def __torch_function__(cls, func, types, args=(), kwargs=None):\n"
+                  "        raise RuntimeError('my code ran while the output was read')\n"
+                  "def batch_outer(a):\n    return (a[:, :, None] * a[:, None, :]).as_subclass(Late)\n")
+
+
 def test_a_subclass_that_runs_code_when_read_never_runs_in_the_grader_or_after_the_clock(broadcasting):
     """Its `__torch_function__` would run on `.detach()` while the reply is encoded: it is refused before."""
-    sly = ("class Late(torch.Tensor):\n"
-           "    @classmethod\n"
-           "    def __torch_function__(cls, func, types, args=(), kwargs=None):\n"
-           "        raise RuntimeError('my code ran while the output was read')\n"
-           "def batch_outer(a):\n    return (a[:, :, None] * a[:, None, :]).as_subclass(Late)\n")
-    worker, checks = checks_with_static_view(broadcasting, sly, REF)
+    worker, checks = checks_with_static_view(broadcasting, RUNS_WHEN_READ, REF)
     with worker:
         verdict = checks.correct()
     assert not verdict.passed and "returned a `Late`, not a plain torch.Tensor" in verdict.message, verdict.message

@@ -436,10 +436,11 @@ def test_validate_prints_each_format_and_fails_on_a_problem(fresh, monkeypatch, 
 
     def fake(assignment, seed=0, only=None):
         ex = assignment.exercise("batch_outer")
+        bad_ex = assignment.exercise("softmax_rows")
         good = Row(assignment.name, ex, verdicts("ppp"), verdicts("pff"), verdicts("fff"),
-                   [verdicts("ppp"), verdicts("ppp")], verdicts("pff"), verdicts("pff"))
-        bad = Row(assignment.name, assignment.exercise("softmax_rows"), verdicts("ppf"), verdicts("pff"),
-                  verdicts("fff"), [verdicts("ppp"), verdicts("ppp")], verdicts("pff"), verdicts("pff"))
+                   [verdicts("ppp"), verdicts("ppp")], [verdicts("pff") for _ in ex.half_loops], verdicts("pff"))
+        bad = Row(assignment.name, bad_ex, verdicts("ppf"), verdicts("pff"), verdicts("fff"),
+                  [verdicts("ppp"), verdicts("ppp")], [verdicts("pff") for _ in bad_ex.half_loops], verdicts("pff"))
         return [good, bad] if only is None else [good]
 
     monkeypatch.setattr(validate, "validate_assignment", fake)

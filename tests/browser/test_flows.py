@@ -199,7 +199,7 @@ def test_instructor_flow(page, graded):
         assert re.search(r"\b8(\.0+)?\s*/\s*16", table), table
 
 
-def test_report_page(page, graded, tmp_path):
+def test_report_page(page, graded, tmp_path, broadcasting):
     dest = tmp_path / "report.html"
     result = CliRunner().invoke(app, ["report", "broadcasting", "-c", str(graded.root), "--html", str(dest)])
     assert result.exit_code == 0, result.output
@@ -210,3 +210,13 @@ def test_report_page(page, graded, tmp_path):
     assert all(done and w > 200 and h > 100 for done, w, h in sizes), sizes
     page.get_by_text("Pass rates").scroll_into_view_if_needed()
     shot(page, "report")
+    # the answer groups: one section per exercise, each group with its students and a highlighted program
+    page.locator("#answer-groups").scroll_into_view_if_needed()
+    assert page.locator("#answer-groups").is_visible()
+    assert page.locator("h3.exercise-groups").count() == len(broadcasting.exercises)
+    groups = page.locator(".answer-group")
+    assert groups.count() >= 2 * len(broadcasting.exercises)  # ada's vectorized answers, bob's loops: apart
+    assert groups.first.locator("pre span").count() > 3  # pygments' highlighting, inline styles
+    shown = page.locator(".answer-group").all_inner_texts()
+    assert all(any(student in text for text in shown) for student in CLASS), shown
+    shot(page, "report-groups")
