@@ -101,6 +101,7 @@ def run(page, index: int, timeout: float = 60_000) -> str:
     collapsed = target.locator(".jp-InputPlaceholder")  # the setup cell opens collapsed; a click shows it
     if collapsed.count():
         collapsed.first.click()
+    target.locator(".cm-content").wait_for(state="visible", timeout=timeout)  # a loaded machine renders slowly
     before = target.locator(".jp-InputPrompt").inner_text()
     for attempt in range(3):
         accept_dialogs(page)

@@ -101,8 +101,8 @@ def test_submit_and_fetch_feedback_in_the_assignment_list(served, page, broadcas
         page.keyboard.press("Control+S")
         page.wait_for_timeout(1500)
         accept_dialogs(page)
-        page.get_by_role("tab", name="Assignments").click()
-        page.get_by_role("button", name="Submit").click()
+        page.get_by_role("tab", name="Assignments").click(timeout=120_000)  # a loaded machine renders slowly
+        page.get_by_role("button", name="Submit").click(timeout=120_000)
         page.get_by_role("button", name="Fetch Feedback").wait_for(timeout=60_000)
         shot(page, "on-submit-submitted")
 
