@@ -34,12 +34,22 @@ def test_the_suite_is_large_enough():
     assert len(CASES) >= 25 and len({c.name for c in CASES}) == len(CASES)
 
 
+def _only_fast_lost(got: tuple, deserves: tuple) -> bool:
+    return got[:2] == deserves[:2] and deserves[2] > 0 and got[2] == 0
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if c.deserves is not None], ids=lambda c: c.name)
 def test_case_scores_what_it_deserves(graded, broadcasting, case):
     course, results = graded
     assert results[case.name].success, results[case.name].reason
     scores = course.part_scores(broadcasting)[case.name]
     got = tuple(scores[f"batch_outer_{p}"] for p in PARTS)
+    if got != case.deserves and _only_fast_lost(got, case.deserves):
+        # an earned "fast" lost to load (the suite's other worker runs e2e tests beside this one): one regrade,
+        # which must then give every mark; a cheat never gets a second try (it deserves no "fast" to lose)
+        assert grade_class(course, "broadcasting", [case.name])[0].success
+        scores = course.part_scores(broadcasting)[case.name]
+        got = tuple(scores[f"batch_outer_{p}"] for p in PARTS)
     assert got == case.deserves, f"{case.name} ({case.about}): got {got}, deserves {case.deserves}"
     others = {k: v for k, v in scores.items() if not k.startswith("batch_outer_")}
     assert set(others.values()) == {0.0}, others

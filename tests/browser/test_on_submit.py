@@ -12,6 +12,7 @@ from contextlib import contextmanager
 import nbformat
 import pytest
 from lab import _free_port, shot
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from serve_kit import ServiceProcess, Student, entries, students, wait_for, world_exchange
 from test_flows import accept_dialogs, index_of, set_source
 
@@ -101,7 +102,13 @@ def test_submit_and_fetch_feedback_in_the_assignment_list(served, page, broadcas
         page.keyboard.press("Control+S")
         page.wait_for_timeout(1500)
         accept_dialogs(page)
-        page.get_by_role("tab", name="Assignments").click(timeout=120_000)  # a loaded machine renders slowly
+        tab = page.get_by_role("tab", name="Assignments")
+        try:  # JupyterLab restores the Assignment List's tab when it saved its layout before the reload
+            tab.wait_for(timeout=10_000)
+        except PlaywrightTimeout:  # it had not: open the list again from nbgrader's menu
+            page.get_by_text("Nbgrader", exact=True).click()
+            page.get_by_text("Assignment List", exact=True).click()
+        tab.click(timeout=120_000)
         page.get_by_role("button", name="Submit").click(timeout=120_000)
         page.get_by_role("button", name="Fetch Feedback").wait_for(timeout=60_000)
         shot(page, "on-submit-submitted")
