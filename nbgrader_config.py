@@ -56,16 +56,16 @@ c.Autograde.sanitize_preprocessors = [
     CheckCellMetadata,
 ]
 
-# the student's kernel: bounded time per cell and per notebook; a hung cell is interrupted, not fatal
-c.Execute.timeout = 20
-c.Execute.interrupt_on_timeout = True
+# the student's kernel (a warm IPython shell, for feedback): bounded time per cell and per notebook; a hung cell
+# is interrupted, not fatal
+c.ResilientExecute.timeout = 20
 c.ResilientExecute.notebook_budget = 180.0
 # outputs capped by bytes, while the kernel runs and again after the verdicts
 c.ResilientExecute.max_output_bytes = c.LimitOutputBytes.max_output_bytes = 64 * 1024
 c.ResilientExecute.max_notebook_bytes = c.LimitOutputBytes.max_notebook_bytes = 1024 * 1024
 
 c.Autograde.autograde_preprocessors = [
-    ResilientExecute,  # nbgrader's Execute, but a dead kernel does not drop the notebook
+    ResilientExecute,  # nbgrader's Execute in a warm, confined IPython shell; a dead kernel does not drop the notebook
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutputBytes,  # nbgrader's LimitOutput counts lines; this counts bytes

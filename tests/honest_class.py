@@ -14,7 +14,7 @@ from graders.course.personas import FULL, NOTHING, Persona
 from graders.model.exercise import Assignment, Exercise
 from graders.model.notebook import answer_id, grade_id_of
 
-# the slow experiment sleeps far beyond the kernel's per-cell budget (Execute.timeout, lowered by the test)
+# the slow experiment sleeps far beyond the kernel's per-cell budget (ResilientExecute.timeout, lowered by the test)
 CELL_TIMEOUT_S = 10
 SLOW_SLEEP_S = 30 * CELL_TIMEOUT_S
 

@@ -104,7 +104,7 @@ SLOW = "import sys, time\nif sys.argv[0].endswith('ipykernel_launcher.py'):\n   
 @pytest.mark.e2e
 @pytest.mark.skipif(not Sandbox().status()[0], reason="no sandbox here")
 def test_a_grading_run_killed_with_sigkill_leaves_nothing_after_the_next_run(tmp_path, broadcasting):
-    course = generated_course(tmp_path / "course", broadcasting, extra_config="c.Execute.timeout = 90")
+    course = generated_course(tmp_path / "course", broadcasting, extra_config="c.ResilientExecute.timeout = 90")
     release = nbformat.read(course.root / "release" / "broadcasting" / "broadcasting.ipynb", as_version=4)
     for name, extra in (("abe_slow", [SLOW]), ("ada", [])):  # the slow one is graded first: its kernel sleeps
         person = Persona(name, "reference answers", lambda ex: ex.reference_source(), lambda n: (1.0, 1.0, 1.0),

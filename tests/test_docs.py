@@ -42,7 +42,8 @@ def test_the_page_lists_every_trait_with_its_default_and_the_configs_value(page)
     assert row.split(" | ")[2:4] == ["`6144`", "`6144`"]  # default, and what nbgrader_config.py sets
     row = next(line for line in page.splitlines() if line.startswith("| `TrustedVerdicts.call_timeout` |"))
     assert row.split(" | ")[2:4] == ["`10.0`", "`5.0`"]
-    assert "| `Execute.timeout` | `20` | The time to wait (in seconds)" in page  # nbgrader's own, with its help
+    assert "| `OverwriteCells.add_missing_cells` | `True` | Whether or not missing grade_cells" in page  # nbgrader's own
+    assert "| `ResilientExecute.timeout` | Int | `20` | `20` | Seconds one cell may run" in page
 
 
 def test_config_settings_reads_chained_assignments_without_running_the_file(tmp_path):

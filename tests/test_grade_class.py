@@ -158,3 +158,60 @@ def test_a_dask_worker_that_dies_costs_a_rerun_then_a_reported_submission(tmp_pa
         assert graded is not None and nbformat.reads(graded.notebook, as_version=4).cells[0].source == "survived", error
     else:
         assert graded is None and "KilledWorker" in error, error
+
+
+class RecordPid:
+    """A grading step that notes which process ran it (a line per run in the job's folder)."""
+
+    def __init__(self, config=None):
+        pass
+
+    def __call__(self, nb, resources):
+        with open(Path(resources["metadata"]["path"]) / "pids", "a") as f:
+            f.write(f"{os.getpid()}\n")
+        return nb, resources
+
+
+def _pid_job(tmp_path):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from graders.pipeline.precomputed import GradingJob
+    return GradingJob("(warm-up)", "broadcasting", "broadcasting",
+                      nbformat.writes(new_notebook(cells=[new_code_cell("x")])), {}, [RecordPid], path=str(tmp_path))
+
+
+def _pids(tmp_path) -> list[str]:
+    return (tmp_path / "pids").read_text().split()
+
+
+def test_warming_the_services_processes_warms_each_one_and_keeps_them(tmp_path, monkeypatch):
+    """`vecgrade serve` warms its grading processes before the first student: each one, and for good (a warm-up
+    that closed the pool left the first submission to a fresh, cold process: 17 s instead of 2)."""
+    monkeypatch.setattr(sys.modules["__main__"], "__spec__", None, raising=False)
+    from graders.serve.engine import Workers
+    workers = Workers(jobs=2)
+    try:
+        workers.warm(_pid_job(tmp_path))
+        warm = set(_pids(tmp_path))
+        assert len(warm) == 2  # both processes, not one of them twice
+        workers.runner.submit(_pid_job(tmp_path))
+        [(_, result, _, error)] = workers.runner.wait()
+        assert result is not None, error
+        assert _pids(tmp_path)[-1] in warm  # the submission after the warm-up ran in a warm process
+    finally:
+        workers.close()
+
+
+@pytest.mark.e2e
+def test_warming_a_dask_cluster_runs_the_job_on_every_worker_and_keeps_the_client(tmp_path, dask_scheduler):
+    from graders.course.executors import Dask
+    cluster = Dask(dask_scheduler)
+    try:
+        cluster.warm(_pid_job(tmp_path))
+        assert len(set(_pids(tmp_path))) == 2  # each of the two workers
+        cluster.submit(_pid_job(tmp_path))
+        [(_, result, _, error)] = cluster.wait()  # the client is still open after the warm-up
+        assert result is not None, error
+    finally:
+        cluster.close()

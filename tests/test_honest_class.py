@@ -47,7 +47,7 @@ def graded(tmp_path_factory):
     people = roster()
     # a small per-cell budget so the slow experiment is cut off cheaply; it sleeps far beyond it
     assert SLOW_SLEEP_S > 10 * CELL_TIMEOUT_S
-    config = f"c.Execute.timeout = {CELL_TIMEOUT_S}"
+    config = f"c.ResilientExecute.timeout = {CELL_TIMEOUT_S}"
     course, _ = make_demo_class(tmp_path_factory.mktemp("honest") / "course", ASSIGNMENT, extra_config=config)
     students = submit_class(course, ASSIGNMENT, people)
     # nbgrader's own autograde with the course's config (TrustedVerdicts and all), one student at a time

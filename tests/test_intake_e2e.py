@@ -22,14 +22,14 @@ from graders.pipeline.intake import Intake, UnsafeSubmissionError, copy_regular_
 
 from conftest import generated_course
 
-IN_KERNEL = "__import__('sys').argv[0].endswith('ipykernel_launcher.py')"  # slow or loud in the kernel only
+IN_KERNEL = "'get_ipython' in globals()"  # slow or loud in the notebook's kernel (its shell) only, never in a grading child
 FLOOD = f"if {IN_KERNEL}:\n    print(('x' * 1_000_000 + '\\n') * 40)\n"  # 40 lines of 1 MB (no loop: fair to "vectorized")
 QUIET = f"import os\nif {IN_KERNEL}:\n    print('hello', os.environ.get('NBGRADER_EXECUTION'))\n"
 SLOW = f"import time\nif {IN_KERNEL}:\n    time.sleep(60)\n"
 XSS = "print('ok')\nfrom IPython.display import HTML, display\ndisplay(HTML('<script>alert(1)</script><img src=x onerror=alert(2)>'))\n"
 LIVE_HTML = re.compile(r"<script>alert|<img[^>]*onerror")  # outputs: alert(1), (2); markdown: (3), (4)  # a tag the browser would run, not escaped text
 TIGHT = """
-c.Execute.timeout = 10
+c.ResilientExecute.timeout = 10
 c.ResilientExecute.notebook_budget = 40.0
 c.ResilientExecute.max_output_bytes = c.LimitOutputBytes.max_output_bytes = 4096
 c.ResilientExecute.max_notebook_bytes = c.LimitOutputBytes.max_notebook_bytes = 64 * 1024

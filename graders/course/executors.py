@@ -10,6 +10,7 @@ whose worker dies is rerun elsewhere (Dask's own retry on worker loss, plus one 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import secrets
 import sys
 import time
@@ -25,6 +26,13 @@ Outcome = tuple[GradingJob, "JobResult | None", float, str]  # job, its result o
 def timed(job: GradingJob) -> tuple[JobResult, float]:
     start = time.perf_counter()
     return execute_and_judge(job), time.perf_counter() - start
+
+
+def warmed(job: GradingJob) -> int:
+    """Grade ``job`` to warm this process up (fork server, reference, calibrations); its result is thrown away.
+    Returns this process's pid, so a pool can tell which of its processes are warm."""
+    execute_and_judge(job)
+    return os.getpid()
 
 
 class Serial:
@@ -49,6 +57,9 @@ class Serial:
     def wait(self) -> list[Outcome]:
         done, self.done = self.done, []
         return done
+
+    def warm(self, job: GradingJob) -> None:
+        warmed(job)
 
     def close(self) -> None:
         pass
@@ -76,6 +87,16 @@ class Pool:
 
     def submit(self, job: GradingJob, retry: bool = True) -> None:
         self.running[self._pool().submit(timed, job)] = (job, retry)
+
+    def warm(self, job: GradingJob, rounds: int = 3) -> None:
+        """Run ``job`` in every process of the pool, so that no first submission finds one cold: a round of
+        ``n`` copies may land twice on one process (another was still starting), so rounds go on until each
+        process has run one, or ``rounds`` are spent."""
+        pool, seen = self._pool(), set()
+        for _ in range(rounds):
+            seen |= {future.result() for future in [pool.submit(warmed, job) for _ in range(self.n)]}
+            if len(seen) >= self.n:
+                return
 
     def wait(self) -> list[Outcome]:
         if not self.running:
@@ -127,6 +148,13 @@ class Dask:
     def submit(self, job: GradingJob) -> None:
         key = f"vecgrade-{job.student}-{job.notebook_id}-{secrets.token_hex(4)}"
         self.running[self.client.submit(timed, job, pure=False, retries=1, key=key)] = job
+
+    def warm(self, job: GradingJob) -> None:
+        """Run ``job`` once on every worker of the cluster (each keeps its grading run warm across tasks)."""
+        workers = list(self.client.scheduler_info().get("workers", {}))
+        futures = [self.client.submit(warmed, job, pure=False, workers=[w], allow_other_workers=False,
+                                      key=f"vecgrade-warm-{secrets.token_hex(4)}") for w in workers]
+        self.client.gather(futures)
 
     def wait(self) -> list[Outcome]:
         from distributed import wait as dask_wait  # noqa: PLC0415 - see __init__

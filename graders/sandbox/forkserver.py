@@ -13,15 +13,15 @@ A student's process thus starts warm, in the same confinement as one started
 through ``unshare``, and shares nothing writable with the server or with
 another student. The server runs no student code itself.
 
-The student's kernel (the one nbgrader's ``Execute`` runs the notebook in)
-starts the same way: a fork that enters a jail of its own and runs ipykernel
-with the connection file it is given, torch already imported.
+The notebook's feedback shell (``graders.sandbox.shell``: the cells run as in
+a kernel, their outputs recorded for feedback) starts the same way: a fork
+that enters a jail of its own, IPython and torch already imported.
 
 The course's reference program, which is trusted, starts warm from the same
 server without a jail (its own session, rlimits and scratch folder).
 
 Requests on the control socket: ``template`` (the template's socket comes
-with it; no ``jail``: a trusted one), ``kernel`` (ipykernel's arguments); the reply is the pid of the
+with it; no ``jail``: a trusted one), ``shell`` (its socket comes with it); the reply is the pid of the
 process outside the new jail, which is the handle for ``kill`` (killing it
 kills the whole jail). The server exits when the grader closes the control
 socket; every jail it started dies with it, and their cgroups are removed.
@@ -33,10 +33,9 @@ import functools
 import os
 import signal
 import socket
-import sys
 from typing import Callable
 
-from graders.sandbox import cgroup, jail, worker
+from graders.sandbox import cgroup, jail, shell, worker
 from graders.sandbox.session import Limits
 from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
 
@@ -55,7 +54,7 @@ def _detach(control: socket.socket, fd: int | None) -> None:
 
 
 def _into_jail(jail_args: list[str], body: Callable[[], None]) -> None:
-    """Enter a fresh jail and run ``body`` there (a student's template or kernel)."""
+    """Enter a fresh jail and run ``body`` there (a student's template or feedback shell)."""
     jail.enter(jail.parser().parse_args([*jail_args, "--", "python"]), body)
 
 
@@ -73,14 +72,8 @@ def _template(fd: int) -> None:
     worker.template(sock)
 
 
-def _kernel(argv: list[str]) -> None:
-    """What ``python -m ipykernel_launcher ARGV`` does, in this warm process."""
-    import importlib.util
-
-    from ipykernel import kernelapp
-    spec = importlib.util.find_spec("ipykernel_launcher")
-    sys.argv = [(spec and spec.origin) or "ipykernel_launcher", *argv]  # what `python -m` would have set
-    kernelapp.launch_new_instance()
+def _shell(fd: int) -> None:
+    shell.serve(socket.socket(fileno=fd))
 
 
 def _end(pid: int) -> None:
@@ -114,10 +107,9 @@ def _serve(control: socket.socket, children: set[int]) -> None:
                 children.discard(pid)
                 cgroup.release(pid)
         op, payload = decode(data)
-        if (op == "template" and len(fds) == 1) or (op == "kernel" and not fds):
-            fd = fds[0] if fds else None
-            body = functools.partial(_template, fd) if fd is not None else functools.partial(
-                _kernel, list(payload["argv"]))
+        if op in ("template", "shell") and len(fds) == 1:
+            fd = fds[0]
+            body = functools.partial(_template if op == "template" else _shell, fd)
             pid = os.fork()
             if pid == 0:
                 try:
@@ -128,8 +120,7 @@ def _serve(control: socket.socket, children: set[int]) -> None:
                         _into_jail(list(payload["jail"]), body)
                 finally:
                     os._exit(73)
-            if fd is not None:
-                os.close(fd)
+            os.close(fd)
             children.add(pid)
             send_frame(control, encode({"pid": pid}))
         elif op == "kill" and int(payload["pid"]) in children:
@@ -144,7 +135,7 @@ def _serve(control: socket.socket, children: set[int]) -> None:
 
 
 def main() -> None:
-    serve(worker.warm_start("ipykernel.kernelapp"))  # the kernels' own import, paid once
+    serve(worker.warm_start(shell.warm_up))  # the feedback shells' IPython, paid once
 
 
 if __name__ == "__main__":

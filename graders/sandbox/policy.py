@@ -1,8 +1,8 @@
 """Where student code runs during grading, and how it is confined.
 
-Both places that run a student's code -- nbgrader's kernel and vecgrade's
-worker -- start their process through ``Sandbox.wrap``, which puts it in
-``graders.sandbox.jail``: no network, its own PIDs, IPC and host name, an
+Both places that run a student's code -- the notebook's kernel (the feedback
+shell) and vecgrade's workers -- are forked warm into ``graders.sandbox.jail``
+(as root) or started through ``Sandbox.wrap``, which puts them there: no network, its own PIDs, IPC and host name, an
 unprivileged user, resource limits, a minimal environment, and a fresh root
 that holds only the system's libraries, the read-only Python install and
 ``graders`` package (without ``graders/course``, which holds the demo's

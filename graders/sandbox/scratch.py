@@ -11,9 +11,9 @@ folders whose owner is gone and removes them (``sweep``).
 
 A jail's scratch (``size_mb``) is a tmpfs of that size mounted on the folder
 (as root, on the host): one student cannot fill the host's disk, writing past
-it fails with ENOSPC inside the jail, and the grader still sees what it must
-(the kernel's ZeroMQ sockets, its connection file), since the mount is the
-host's. Removing a folder unmounts it first and never deletes through a mount.
+it fails with ENOSPC inside the jail, and the grader still sees what it puts
+there (the kernel's working copy), since the mount is the host's. Removing a
+folder unmounts it first and never deletes through a mount.
 """
 from __future__ import annotations
 

@@ -74,7 +74,7 @@ def _read(sock: socket.socket, timeout: float) -> dict:
     return reply
 
 
-def _process_env(scratch: str) -> dict[str, str]:
+def process_env(scratch: str) -> dict[str, str]:
     """The environment of a process the grader starts for untrusted code: nothing of its own variables."""
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH")}
     env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1",
@@ -82,7 +82,7 @@ def _process_env(scratch: str) -> dict[str, str]:
     return env
 
 
-def _end(proc: subprocess.Popen | None, control: socket.socket | None) -> None:
+def end_program(proc: subprocess.Popen | None, control: socket.socket | None) -> None:
     """Kill a started program's whole process group, reap it, and close the grader's socket to it."""
     if proc is not None:
         try:
@@ -121,7 +121,7 @@ class ForkServer:
         self.scratch = Scratch("forkserver")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "graders.sandbox.forkserver", str(child.fileno())],
-            pass_fds=[child.fileno()], cwd=self.scratch.name, env=_process_env(self.scratch.name),
+            pass_fds=[child.fileno()], cwd=self.scratch.name, env=process_env(self.scratch.name),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True)
         child.close()
@@ -151,15 +151,15 @@ class ForkServer:
             raise WorkerFailure("the Python process that runs it could not start")
         return int(reply["pid"])
 
-    def fork_kernel(self, argv: list[str], jail_args: list[str]) -> int:
-        """A student's ipykernel (``python -m ipykernel_launcher ARGV``), in a jail of its own; its handle."""
-        reply = self._ask("kernel", argv=argv, jail=jail_args)
+    def fork_shell(self, sock: socket.socket, jail_args: list[str]) -> int:
+        """A notebook's feedback shell (graders.sandbox.shell) serving ``sock``, in a jail of its own; its handle."""
+        reply = self._ask("shell", fds=[sock.fileno()], jail=jail_args)
         if "pid" not in reply:
-            raise WorkerFailure("the student's kernel could not start")
+            raise WorkerFailure("the notebook's kernel could not start")
         return int(reply["pid"])
 
     def kill(self, pid: int) -> None:
-        """Stop a template or kernel and its whole jail."""
+        """Stop a template or shell and its whole jail."""
         try:
             self._ask("kill", pid=pid)
         except WorkerFailure:
@@ -173,7 +173,7 @@ class ForkServer:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
-        _end(self.proc, self.control)
+        end_program(self.proc, self.control)
         if self.scratch is not None:
             self.scratch.cleanup()
         self.proc, self.control, self.scratch = None, None, None
@@ -232,7 +232,7 @@ class Template:
             if self.sandbox is not None:
                 command = self.sandbox.wrap(command, scratch=self.scratch.name)
             self.proc = subprocess.Popen(
-                command, pass_fds=[child.fileno()], cwd=self.scratch.name, env=_process_env(self.scratch.name),
+                command, pass_fds=[child.fileno()], cwd=self.scratch.name, env=process_env(self.scratch.name),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True, preexec_fn=self.limits.apply)
             child.close()
@@ -278,7 +278,7 @@ class Template:
     def close(self) -> None:
         if self.forked is not None and self.server is not None:
             self.server.kill(self.forked)
-        _end(self.proc, self.control)
+        end_program(self.proc, self.control)
         self.proc, self.forked, self.control = None, None, None
 
     def __enter__(self):

@@ -300,18 +300,17 @@ def template(control: socket.socket) -> None:
             send_frame(control, encode({"error": "unknown request"}))
 
 
-def warm_start(*imports: str) -> socket.socket:
+def warm_start(*warm_ups) -> socket.socket:
     """Start-up of a warm process (template or fork server): torch single-threaded, the counter warmed up,
-    ``imports`` loaded, "ready" sent on the control socket (argv[1]); returns that socket."""
-    import importlib
+    ``warm_ups`` called, "ready" sent on the control socket (argv[1]); returns that socket."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
     torch.set_num_threads(1)
     control = socket.socket(fileno=int(sys.argv[1]))
     start = time.perf_counter()
     _warm_up()
-    for module in imports:
-        importlib.import_module(module)
+    for warm_up in warm_ups:
+        warm_up()
     send_frame(control, encode({"ready": time.perf_counter() - start}))
     return control
 

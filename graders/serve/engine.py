@@ -26,7 +26,7 @@ from graders.checks.static import Submission
 from graders.checks.vocabulary import Verdict
 from graders.course import coordinator
 from graders.course.directory import Course
-from graders.course.executors import executor, run_all
+from graders.course.executors import executor
 from graders.course.grade import StudentResult, settle_ungraded
 from graders.model.exercise import Assignment
 from graders.model.notebook import grade_id_of, submission_cells
@@ -130,10 +130,8 @@ class Workers:
         return self.jobs
 
     def warm(self, job: GradingJob) -> None:
-        """Start every process's grading run on ``job`` (its result is thrown away)."""
-        copies = [job] * (self.jobs if self.jobs > 1 and not self.scheduler else 1)
-        for _ in run_all(self.runner, copies):
-            pass
+        """Start every process's grading run on ``job`` (its result is thrown away), keeping the processes."""
+        self.runner.warm(job)
 
     def close(self) -> None:
         self.runner.close()
