@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from graders.checks.fast import PROBE, clear_after
+from graders.checks.fast import PROBE, clear_after, clear_pass
 from graders.checks.parts import ExerciseChecks
 from graders.checks.static import Submission
 from graders.checks.submission import GradingRun, grade_submission
@@ -64,6 +64,25 @@ def test_an_infinite_loop_times_out_and_the_worker_recovers(broadcasting):
                               timeouts=Timeouts(call=1.0))  # each exercise has its own process
     assert "did not return within 1 s" in result["batch_outer"]["correct"].message
     assert result["softmax_rows"]["correct"].passed  # the next exercise still grades
+
+
+SLOWER_LOOP = ("def batch_outer(a):\n    B, F = a.shape\n    out = torch.empty(B, F, F, dtype=a.dtype)\n"
+               "    for b in range(B):\n        for i in range(F):\n            for j in range(F):\n"
+               "                for _ in range(4):  # the same product, the slow way, several times over\n"
+               "                    pair = torch.stack([a[b, i], a[b, j]])\n"
+               "                    out[b, i, j] = pair.prod() + torch.zeros((), dtype=a.dtype)\n    return out\n")
+
+
+def test_a_call_gets_a_margin_over_the_loop_version_not_the_whole_call_timeout(broadcasting):
+    """A hidden-case call may take 20x the course's loop version on the largest case (at least 1 s): an answer
+    that never returns costs about a second, not the 10 s call timeout, and an honest loop several times slower
+    than the course's element-by-element loop still gets "correct"."""
+    hang = "def batch_outer(a):\n    while True:\n        pass\n"
+    hung = grade(broadcasting, hang)["correct"]  # Timeouts.call is 10 s here: the margin decided the 1 s
+    assert not hung.passed and "did not return within 1 s (20x the loop version's time" in hung.message, hung.message
+    slow = grade(broadcasting, SLOWER_LOOP)
+    assert slow["correct"].passed, slow["correct"].message  # control: a loop ~8x the course's keeps "correct"
+    assert not slow["vectorized"].passed
 
 
 def test_messages_hold_shapes_not_hidden_values(broadcasting):
@@ -237,3 +256,34 @@ def test_timing_stops_early_only_when_the_verdict_is_clear_by_a_factor_two():
     assert not clear_after([0.002, 0.002, 0.002], ref, 1.0, ex)  # 2x the reference (allowed 3x)
     assert not clear_after([0.005, 0.005, 0.005], ref, 1.0, ex)  # 5x the reference: fails, but not by 2x
     assert not clear_after([0.03, 0.03, 0.03], [0.03] * 3, 1.0, ex)  # 33x over the loop, required 20x
+
+
+STALL = """_calls = [0]
+def batch_outer(a):
+    if tuple(a.shape) == BENCH_SHAPE:
+        _calls[0] += 1
+        if _calls[0] == STALL_AT:  # one call of the first timed request stalls (a busy machine, seen as CPU time)
+            (torch.ones(1500, 1500) @ torch.ones(1500, 1500)).sum()
+    return a[:, :, None] * a[:, None, :]
+"""
+
+
+def test_a_stalled_request_does_not_fail_an_honest_answer_but_a_slow_answer_still_fails(broadcasting):
+    ex = broadcasting.exercise("batch_outer")
+    k = RUN.reference(broadcasting).calibration(ex).k
+    first_timed = 1 + max(1, k // PROBE) + k + 1  # after the warm-up call, the probe and the full-size warm-up
+    shape = tuple(ex.sized(torch.Generator().manual_seed(0), ex.bench_size)[0].shape)
+    source = STALL.replace("BENCH_SHAPE", repr(shape))
+    stalled = grade(broadcasting, source.replace("STALL_AT", str(first_timed)))["fast"]
+    assert stalled.passed and stalled.figures["repetitions"] >= 3, stalled.message  # confirmed, then passed
+    always = grade(broadcasting, source.replace("_calls[0] == STALL_AT", "_calls[0] > 1"))["fast"]
+    assert not always.passed, always.message  # control: an answer that is slow on every call fails
+
+
+def test_one_request_may_pass_but_a_failure_is_always_confirmed():
+    """Load only ever slows a request down: a pass by a clear margin on one request holds, a failure on one request
+    may be a stall, so the first request decides only passes."""
+    ex = SimpleNamespace(speedup=20, ref_factor=3)
+    assert clear_pass([0.001], [0.001], 1.0, ex, 2.0)  # 1.0x the reference, 1000x over the loop
+    assert not clear_pass([0.007], [0.001], 1.0, ex, 2.0)  # 7x the reference: clear, but a failure
+    assert not clear_pass([0.002], [0.001], 1.0, ex, 2.0)  # 2x the reference: passes, not by a factor 2

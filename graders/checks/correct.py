@@ -4,39 +4,78 @@ Each case's tensor arguments live in shared memory the grader owns (graders.sand
 call, the grader reads them in its own mapping to see whether the function changed them in place, and an
 output that lives there is rebuilt from that mapping, so an in-place or view requirement is observed,
 never reported.
+
+A call may take ``CALL_MARGIN`` times what the course's loop version takes on the largest hidden case
+(at least ``CALL_FLOOR`` seconds, at most ``TrustedVerdicts.call_timeout``): the loop versions are the
+slowest natural code, element by element, so an honest answer, loops included, stays far inside it, and
+an answer that never returns costs the class about a second rather than the whole call timeout.
 """
 from __future__ import annotations
+
+import time
 
 import torch
 
 from graders.checks.compare import describe_args, mismatch
 from graders.checks.vocabulary import StudentError, Verdict, answer, clone_args, param_names
 from graders.model.exercise import Case
-from graders.sandbox.session import WorkerFailure
+from graders.sandbox.session import Deadline, WorkerFailure
 from graders.sandbox.shared import SharedArgs
+
+CALL_MARGIN = 20.0  # times the loop version's time on the largest hidden case that one call may take
+CALL_FLOOR = 1.0  # seconds one call may always take
+
+
+def _size(case: Case) -> int:
+    return sum(a.numel() for a in (*case.args, *case.kwargs.values()) if isinstance(a, torch.Tensor))
+
+
+def call_limit(checks, cases: list[Case]) -> float:
+    """Seconds one hidden-case call may take (see the module's docstring); the loop version is timed once per
+    grading run, here, on the run's own cases (every student of a run gets the same)."""
+    ex, run = checks.ex, checks.run_state
+    known = getattr(run, "loop_case_times", None) if checks.reference is not None else None
+    key = (ex.name, checks.reference.key(ex)) if known is not None else None
+    if known is not None and key in known:
+        loop = known[key]
+    else:
+        largest = max(cases, key=_size)
+        start = time.perf_counter()
+        try:
+            ex.loop(*clone_args(largest.args), **largest.kwargs)
+            loop = time.perf_counter() - start
+        except Exception:  # noqa: BLE001 - a loop version that cannot take this case: the whole call timeout
+            loop = float("inf")
+        if known is not None:
+            known[key] = loop
+    return min(checks.timeouts.call, max(CALL_FLOOR, CALL_MARGIN * loop))
 
 
 def correct(checks) -> Verdict:
     cases = list(checks.ex.hidden(checks.gen))
+    limit = call_limit(checks, cases) if cases else checks.timeouts.call
     for case in cases:
-        problem = check_case(checks, case)
+        problem = check_case(checks, case, limit)
         if problem:
             return Verdict("correct", False, f"{problem} ({case.label}; {describe_args(case.args)})")
     return Verdict("correct", True, f"all {len(cases)} hidden cases match in shape, dtype and value",
                    {"cases": len(cases)})
 
 
-def check_case(checks, case: Case) -> str | None:
-    """What is wrong with the student's output for ``case``, or None."""
+def check_case(checks, case: Case, limit: float) -> str | None:
+    """What is wrong with the student's output for ``case`` (a call may take ``limit`` seconds), or None."""
     ex = checks.ex
     expected_args = clone_args(case.args)
     expected = ex.reference(*expected_args, **case.kwargs)
     with SharedArgs(case.args) as shared:
         try:
-            reply, _ = checks.student.request("call", checks.budget(checks.timeouts.call), fds=shared.fds,
+            reply, _ = checks.student.request("call", checks.budget(limit), fds=shared.fds,
                                               regions=shared.regions, name=ex.name, args=shared.args,
                                               kwargs=case.kwargs)
             out = answer(reply)["out"]
+        except Deadline as exc:
+            return f"{exc} ({CALL_MARGIN:g}x the loop version's time on the largest hidden case, at least " \
+                   f"{CALL_FLOOR:g} s): an answer that never returns, or far slower than any loop"
         except WorkerFailure as exc:
             return str(exc)
         except StudentError as exc:

@@ -89,6 +89,7 @@ class GradingRun:
         self._templates: dict[bool, Template] = {}
         self.calibrations: dict[tuple, Calibration] = {}
         self.reference_times: dict[tuple, tuple[float, float]] = {}  # key -> (seconds per call, measured at)
+        self.loop_case_times: dict[tuple, float] = {}  # the loop version on the largest hidden case (correct's limit)
         self._bench_inputs: dict[tuple, Staged] = {}
         self.verdicts: dict[str, dict[str, Verdict]] = {}  # program key -> its verdicts: one per program per run
         self.keys: dict[str, str] = {}  # exercise name -> program key, of the notebook graded last

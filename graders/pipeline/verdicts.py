@@ -42,7 +42,9 @@ class TrustedVerdicts(NbGraderPreprocessor):
     assignments_dir = Unicode("assignments", help="Folder of the exercise definitions").tag(config=True)
     seed = Integer(None, allow_none=True,
                    help="Seed of the hidden cases; None draws a new one for each grading run").tag(config=True)
-    call_timeout = Float(10.0, help="Seconds one call of a student's function may take").tag(config=True)
+    call_timeout = Float(10.0, help="The most seconds one call of a student's function may take; a hidden case's "
+                                    "call gets 20x the loop version's time on the largest case, at least 1 s, "
+                                    "within this").tag(config=True)
     load_timeout = Float(60.0, help="Seconds to start a worker and run the notebook's cells").tag(config=True)
 
     cell_timeout = Float(30.0, help="Seconds one cell may run while an exercise's program loads").tag(config=True)
