@@ -21,7 +21,7 @@ from nbgrader.preprocessors import (
 )
 
 from graders.course import formgrader
-from graders.pipeline import intake
+from graders.pipeline import intake, metadata
 from graders.pipeline.execute import ResilientExecute
 from graders.pipeline.outputs import LimitOutputBytes
 from graders.pipeline.restore import RestoreGradeCells
@@ -40,6 +40,8 @@ c.Exchange.root = os.path.join(here, "exchange")
 # copies anything, and refuse to grade at all when the sandbox is unavailable (unless Sandbox.enabled = False
 # is set on purpose)
 intake.install()
+# nbgrader checks each cell's metadata against its JSON schema: compiled once, not once per cell
+metadata.install()
 # the formgrader lists every submission, one vecgrade could not grade with its reason (graders/course/formgrader.py)
 formgrader.install()
 

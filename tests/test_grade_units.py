@@ -4,7 +4,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from graders.course.directory import Course
-from graders.pipeline.precomputed import PrecomputedMissing, PutBackPrecomputed, notebook_key
+from graders.pipeline.precomputed import PrecomputedMissing, PutBackPrecomputed, notebook_key, result_path
 
 
 @pytest.fixture
@@ -44,12 +44,17 @@ def test_the_key_follows_sources_and_nbgrader_metadata_not_outputs():
     assert notebook_key(_nb(grade_id="ex2")) != key
 
 
-def test_put_back_uses_the_result_for_this_notebook_and_refuses_any_other(tmp_path):
+def test_put_back_uses_the_result_for_this_notebook_and_student_and_refuses_any_other(tmp_path):
     graded = _nb()
     graded.cells[0].outputs = [new_output("stream", name="stdout", text="correct: passed.\n")]
-    nbformat.write(graded, tmp_path / f"{notebook_key(graded)}.ipynb")
+    path = result_path(str(tmp_path), "ada", notebook_key(graded))
+    path.parent.mkdir()
+    nbformat.write(graded, path)
     step = PutBackPrecomputed(results_dir=str(tmp_path))
-    out, _ = step.preprocess(_nb(), {"unique_key": "broadcasting"})
+    ada, bob = ({"unique_key": "broadcasting", "nbgrader": {"student": s}} for s in ("ada", "bob"))
+    out, _ = step.preprocess(_nb(), ada)
     assert out.cells[0].outputs[0].text == "correct: passed.\n"
     with pytest.raises(PrecomputedMissing, match="broadcasting.ipynb"):
-        step.preprocess(_nb(source="x = 2"), {"unique_key": "broadcasting"})
+        step.preprocess(_nb(source="x = 2"), ada)  # another version of the notebook
+    with pytest.raises(PrecomputedMissing, match="broadcasting.ipynb"):
+        step.preprocess(_nb(), bob)  # the same notebook, another student's: never ada's result

@@ -10,7 +10,10 @@ executors), and the run's verdicts by program (graders.checks.identity). For eac
    job is grading now, and lets the job compute the rest: within a run, every distinct program is graded
    once, and two students who wrote the same code get the same verdict, "fast" included;
 3. puts the deferred verdicts into the graded notebook when they arrive, and records the student through
-   nbgrader's own autograde (``PutBackPrecomputed``): only this process writes the gradebook.
+   nbgrader's own autograde (``PutBackPrecomputed``): only this process writes the gradebook. nbgrader's
+   sanitize steps already ran in step 1, so the recording skips them (the graded notebook replaces what they
+   would produce), except for a student one of whose notebooks they refused: nbgrader then runs them and
+   says why.
 """
 from __future__ import annotations
 
@@ -34,18 +37,27 @@ from graders.course.executors import executor
 from graders.course.record import StudentResult, autograde
 from graders.model.notebook import submission_cells
 from graders.pipeline.intake import Intake
-from graders.pipeline.precomputed import GradingJob, JobResult, PutBackPrecomputed, definitions_files
-from graders.pipeline.refusals import submission_refusal
+from graders.pipeline.precomputed import (
+    GradingJob,
+    JobResult,
+    PutBackPrecomputed,
+    definitions_files,
+    notebook_key,
+    result_path,
+)
+from graders.pipeline.refusals import known_notebooks, submission_refusal
 from graders.pipeline.verdicts import write_verdicts
 from graders.sandbox.scratch import Scratch
 
 
 @dataclass
 class Planned:
-    """A job and what the coordinator knows of it: its programs' keys, its result once it arrives."""
+    """A job and what the coordinator knows of it: its programs' keys, its result once it arrives, and the key of
+    the notebook as submitted (what the recording, which skips sanitizing, finds the graded notebook by)."""
     job: GradingJob
     keys: dict[str, str]  # exercise -> program key
     submission: Submission
+    submitted_key: str = ""
     result: JobResult | None = None
     resubmitted: bool = False
 
@@ -82,6 +94,8 @@ class ClassGrader:
         self.gradings: Counter[str] = Counter()  # program key -> how often a job computed its verdicts
         self._definitions: dict[str, str] | None = None
         self._owner: dict[str, Planned] = {}  # program key -> the job computing it now
+        self._unsanitized: set[str] = set()  # students one of whose notebooks nbgrader's sanitize steps refused
+        self._known: set[str] | None = None  # the assignment's notebooks in the gradebook, read once per call
 
     # -- what jobs carry ------------------------------------------------------------------------------
     def definitions(self) -> dict[str, str]:
@@ -96,9 +110,11 @@ class ClassGrader:
         to the gradebook, say) gets no job: nbgrader's own autograde then meets it and says why."""
         folder = self.course.root / "submitted" / student / self.assignment_name
         assignment = self.course.assignments[self.assignment_name]
+        if self._known is None:
+            self._known = known_notebooks(self.course.db_url, self.assignment_name) or set()
         if Intake(config=self.config).refusal(str(folder), f"{student}/{self.assignment_name}") or \
-                submission_refusal(str(self.course.root), str(folder), self.course.db_url, self.assignment_name,
-                                   student):
+                submission_refusal(str(self.course.root), str(folder), self._known, self.assignment_name, student):
+            self._unsanitized.add(student)
             return []  # refused before any kernel runs (intake caps, an unknown or empty notebook): nbgrader's
             # autograde (SafeAutograde) says why
         planned = []
@@ -109,16 +125,18 @@ class ClassGrader:
                                       "notebook": path.stem, "db_url": self.course.db_url}}
             try:
                 nb = nbformat.read(path, as_version=4)
+                submitted_key = notebook_key(nb)
                 for step in self.config.Autograde.sanitize_preprocessors:
                     nb, resources = step(config=self.config)(nb, resources)
             except Exception:  # noqa: BLE001 - left to nbgrader, which says why
+                self._unsanitized.add(student)
                 continue
             job = GradingJob(student, self.assignment_name, path.stem, nbformat.writes(nb), definitions,
                              self.expensive, self.config, self.seed, None if self.scheduler else str(folder),
                              modules=modules)
             submission = Submission(submission_cells(nb, assignment), modules)
             keys = {ex.name: program_key(submission, ex.name) for ex in assignment.exercises}
-            planned.append(Planned(job, keys, submission))
+            planned.append(Planned(job, keys, submission, submitted_key))
         return planned
 
     def _plan(self, p: Planned) -> None:
@@ -138,14 +156,16 @@ class ClassGrader:
         """Grade ``students``' submissions and record each through nbgrader, in the order they finish;
         ``on_start``/``on_result`` follow each student (a progress bar, a log line)."""
         results: list[StudentResult] = []
+        self._unsanitized, self._known = set(), None
         with Scratch("graded") as self.graded_dir, \
-                self.course.api(config=self.record_config()) as api:
+                self.course.api(config=self.record_config(sanitized=True)) as api, \
+                self.course.api(config=self.record_config(sanitized=False)) as sanitizing:
 
             def record(student: str, state: Progress) -> None:
                 if state.errors:
                     result = StudentResult(student, False, state.seconds, "; ".join(state.errors))
                 else:
-                    r = autograde(api, self.assignment_name, student)
+                    r = autograde(sanitizing if student in self._unsanitized else api, self.assignment_name, student)
                     result = StudentResult(student, r.success, state.seconds + r.seconds, r.reason)
                 results.append(result)
                 on_result(result)
@@ -183,7 +203,11 @@ class ClassGrader:
                     write_verdicts(nb, assignment, {n: restated(self.verdicts[p.keys[n]], assignment.exercise(n),
                                                                 p.submission) for n in p.job.defer})
                     nb = self.finished(p.job, nb)
-                    (Path(self.graded_dir) / f"{p.job.key}.ipynb").write_text(nbformat.writes(nb))
+                    text = nbformat.writes(nb)
+                    for key in {p.job.key, p.submitted_key}:  # found by either: sanitized again, or as submitted
+                        path = result_path(self.graded_dir, p.job.student, key)
+                        path.parent.mkdir(exist_ok=True)
+                        path.write_text(text)
                     done(p)
                 elif any(p.keys[n] not in self._owner for n in missing) and not p.resubmitted:
                     waiting.remove(p)  # the job that was computing it failed: this one computes it itself
@@ -233,9 +257,13 @@ class ClassGrader:
         earlier verdicts for programs unchanged since (graders.serve.engine); here it is left as it is."""
         return nb
 
-    def record_config(self):
+    def record_config(self, sanitized: bool = True):
+        """nbgrader's autograde with the expensive steps replaced by ``PutBackPrecomputed``; ``sanitized``: the
+        coordinator already ran the sanitize steps, so nbgrader skips them."""
         config = self.course.config(confined=self.confined)
         config.Autograde.autograde_preprocessors = [PutBackPrecomputed] + self.recording
+        if sanitized:
+            config.Autograde.sanitize_preprocessors = []
         config.PutBackPrecomputed.results_dir = self.graded_dir
         return config
 

@@ -35,7 +35,7 @@ from traitlets import Integer
 from traitlets.config import Configurable
 
 from graders.pipeline import arrivals
-from graders.pipeline.refusals import submission_refusal
+from graders.pipeline.refusals import known_notebooks, submission_refusal
 from graders.sandbox.policy import Sandbox
 
 
@@ -176,7 +176,8 @@ class SafeAutograde(Autograde):
             self.log.error("vecgrade: %s", refusal)
             raise UnsafeSubmissionError(refusal)
         folder = self._format_source(assignment_id, student_id)
-        refused = submission_refusal(self.coursedir.root, folder, self.coursedir.db_url, assignment_id, student_id)
+        refused = submission_refusal(self.coursedir.root, folder, known_notebooks(self.coursedir.db_url, assignment_id),
+                                     assignment_id, student_id)
         if refused:
             self.log.error("vecgrade: %s", refused)
             raise refused

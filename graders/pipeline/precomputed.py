@@ -134,13 +134,20 @@ class PrecomputedMissing(RuntimeError):
     pass
 
 
-class PutBackPrecomputed(NbGraderPreprocessor):
-    """Replace the notebook by its graded version computed elsewhere (found by ``notebook_key``)."""
+def result_path(results_dir: str, student: str, key: str) -> Path:
+    """Where the coordinator puts one student's graded notebook: per student, so that two students who handed in
+    the same notebook (with different modules beside it, say) never read each other's."""
+    return Path(results_dir) / hashlib.sha256(student.encode()).hexdigest()[:32] / f"{key}.ipynb"
 
-    results_dir = Unicode("", help="Folder of <notebook_key>.ipynb files written by the coordinator").tag(config=True)
+
+class PutBackPrecomputed(NbGraderPreprocessor):
+    """Replace the notebook by its graded version computed elsewhere (found by student and ``notebook_key``)."""
+
+    results_dir = Unicode("", help="Folder of <student>/<notebook_key>.ipynb files written by the "
+                                   "coordinator").tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: dict):
-        path = Path(self.results_dir) / f"{notebook_key(nb)}.ipynb"
+        path = result_path(self.results_dir, resources["nbgrader"]["student"], notebook_key(nb))
         if not path.exists():
             raise PrecomputedMissing(f"no graded result for this version of {resources['unique_key']}.ipynb "
                                      "(its grading failed or the submission changed meanwhile)")

@@ -63,9 +63,10 @@ def known_notebooks(db_url: str, assignment: str) -> set[str] | None:
             return None
 
 
-def submission_refusal(root: str, folder: str, db_url: str, assignment: str, student: str) -> NbGraderException | None:
-    """``refusal`` for the submission in ``folder`` of the course at ``root``, the notebooks read from its gradebook."""
-    known = known_notebooks(db_url, assignment)
+def submission_refusal(root: str, folder: str, known: set[str] | None, assignment: str,
+                       student: str) -> NbGraderException | None:
+    """``refusal`` for the submission in ``folder`` of the course at ``root``; ``known``: the assignment's notebooks
+    in the gradebook (``known_notebooks``)."""
     if not known or not os.path.isdir(folder):
         return None
     shown = os.path.relpath(folder, root) + os.sep
