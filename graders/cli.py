@@ -27,6 +27,12 @@ def _say_error(message: str) -> None:
     errors.print(f"[red]error:[/red] {escape(message)}", highlight=False)
 
 
+def say(line: str, markup: bool = True) -> None:
+    """One line of output: never wrapped inside a command it quotes, never highlighted. The caller escapes
+    (``rich.markup.escape``) every dynamic part of ``line``: a path or a pip extra like ``vecgrade[lab]`` is text."""
+    console.print(line, soft_wrap=True, highlight=False, markup=markup)
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
     _say_error(message)
     raise typer.Exit(code)
@@ -59,9 +65,9 @@ COURSE = typer.Option(Path("."), "--course", "-c", help="Course directory (holds
 def _version(value: bool) -> None:
     if value:
         try:
-            console.print(f"vecgrade {version('vecgrade')}")
+            say(escape(f"vecgrade {version('vecgrade')}"))
         except PackageNotFoundError:
-            console.print("vecgrade (not installed)")
+            say("vecgrade (not installed)")
         raise typer.Exit()
 
 
@@ -119,7 +125,7 @@ def build(course: Path = COURSE, check: bool = typer.Option(False, help="Only ch
     if wheel:
         from graders.course.wheel import WheelError, write_wheel
         try:
-            console.print(write_wheel(c.root))
+            say(escape(write_wheel(c.root)))
         except WheelError as exc:
             fail(str(exc))
     stale = []
@@ -129,9 +135,9 @@ def build(course: Path = COURSE, check: bool = typer.Option(False, help="Only ch
             if is_stale(c.root, assignment):
                 stale.append(path)
         else:
-            console.print(f"wrote {write_source(c.root, assignment).relative_to(c.root)}")
+            say(f"wrote {escape(str(write_source(c.root, assignment).relative_to(c.root)))}")
     if stale:
-        console.print("[red]out of date (run `vecgrade build`):[/red] " + ", ".join(map(str, stale)))
+        say("[red]out of date (run `vecgrade build`):[/red] " + escape(", ".join(map(str, stale))))
         raise typer.Exit(1)
 
 
@@ -170,7 +176,7 @@ def validate(assignments: Optional[list[str]] = typer.Argument(None, help="Assig
     if form == "table":
         console.print(validate_view.LEGEND, style="dim", highlight=False, width=min(100, console.width))
         for where, problems in failed:
-            console.print(f"[red]{where}[/red]: " + escape("; ".join(problems)), highlight=False, soft_wrap=True)
+            say(f"[red]{escape(where)}[/red]: " + escape("; ".join(problems)))
     if failed:
         raise typer.Exit(1)
 
@@ -203,15 +209,13 @@ def grade(assignment: str, course: Path = COURSE,
     if scheduler:
         _reach(scheduler)
     start = time.perf_counter()
-    with gradebook_lock(c, waiting=lambda who: console.print(f"waiting for the gradebook, held by {who}")):
+    with gradebook_lock(c, waiting=lambda who: say(f"waiting for the gradebook, held by {escape(who)}")):
         results = grade_class(c, assignment, student or submitted, plain=plain, console=console,
                               jobs=jobs, scheduler=scheduler)
         bad = [r for r in results if not r.success]
         for r in bad:
-            console.print(f"[red]could not grade {escape(r.student)}[/red]: {escape(r.reason)}", soft_wrap=True,
-                          highlight=False)
-        console.print(f"graded {len(results) - len(bad)} of {len(results)} submissions "
-                      f"in {time.perf_counter() - start:.1f} s")
+            say(f"[red]could not grade {escape(r.student)}[/red]: {escape(r.reason)}")
+        say(f"graded {len(results) - len(bad)} of {len(results)} submissions in {time.perf_counter() - start:.1f} s")
         _timestamp_notes(c, assignment, [r.student for r in results if r.success])
         _refresh_feedback(c, assignment, [r.student for r in results if r.success])
     if bad or not results:
@@ -237,7 +241,7 @@ def _timestamp_notes(c, assignment: str, students: list[str]) -> None:
     for s in students:
         note = recorded[s, assignment].note() if (s, assignment) in recorded else ""
         if note:
-            console.print(f"[yellow]note[/yellow]: {escape(note)}", soft_wrap=True, highlight=False)
+            say(f"[yellow]note[/yellow]: {escape(note)}")
 
 
 def _refresh_feedback(c, assignment: str, students: list[str]) -> None:
@@ -249,9 +253,8 @@ def _refresh_feedback(c, assignment: str, students: list[str]) -> None:
         return
     run = write_feedback(c, assignment, stale)
     for s, why in run.failed.items():
-        console.print(f"[yellow]feedback for {escape(s)} not regenerated[/yellow]: {escape(why)}", soft_wrap=True,
-                      highlight=False)
-    console.print(f"feedback regenerated for {len(run.written)} student(s) who had it")
+        say(f"[yellow]feedback for {escape(s)} not regenerated[/yellow]: {escape(why)}")
+    say(f"feedback regenerated for {len(run.written)} student(s) who had it")
 
 
 @app.command()
@@ -281,31 +284,29 @@ def report(assignment: str, course: Path = COURSE,
     console.print(table)
     for r in rows:
         if not r.graded:
-            console.print(f"[red]no marks for {escape(r.student)}[/red]: {escape(r.status)}", soft_wrap=True,
-                          highlight=False)
+            say(f"[red]no marks for {escape(r.student)}[/red]: {escape(r.status)}")
     _changed(assignment, changes, fix)
     graded = [r.student for r in rows if r.graded]
     if groups or html_path:
         from graders.course.groups import answer_groups, groups_html, groups_text
         found = answer_groups(c, a, graded)
         if groups:
-            console.print(groups_text(found), soft_wrap=True, highlight=False, markup=False)
+            say(groups_text(found), markup=False)
     if csv_path:
         write_parts_csv(csv_path, a, rows)
-        console.print(f"wrote {csv_path}")
+        say(f"wrote {escape(str(csv_path))}")
     if html_path:
         from graders.course.observed import read_verdicts
         from graders.course.report import write_html
         write_html(html_path, a, rows, read_verdicts(c.root, a, graded), changes, groups_html(found))
-        console.print(f"wrote {html_path}")
+        say(f"wrote {escape(str(html_path))}")
 
 
 def _changed(assignment: str, changes: list[str], fix: str) -> None:
     """One line when the definitions are not what the class was graded on, with what to do."""
     if changes:
-        console.print(f"[yellow]note[/yellow]: {assignment} changed after the class was graded (the marks are from "
-                      f"the older version in the gradebook): {escape('; '.join(changes))}; {escape(fix)}",
-                      soft_wrap=True, highlight=False)
+        say(f"[yellow]note[/yellow]: {escape(assignment)} changed after the class was graded (the marks are from "
+            f"the older version in the gradebook): {escape('; '.join(changes))}; {escape(fix)}")
 
 
 @app.command()
@@ -318,7 +319,7 @@ def status(assignment: Optional[str] = typer.Argument(None, help="One assignment
     table, lines = status_table(c, names)
     console.print(table)
     for line in lines:
-        console.print(line, soft_wrap=True, highlight=False, markup=False)
+        say(line, markup=False)
     _serve_queue(c, names)
 
 
@@ -334,11 +335,11 @@ def feedback(assignment: str, course: Path = COURSE):
     _gradebook(c).close()
     run = write_feedback(c, assignment)
     if run.skipped:
-        console.print(f"skipped {len(run.skipped)} without grades (see `vecgrade status {assignment}`): "
-                      f"{escape(', '.join(run.skipped))}", soft_wrap=True, highlight=False)
+        say(f"skipped {len(run.skipped)} without grades (see `vecgrade status {escape(assignment)}`): "
+            f"{escape(', '.join(run.skipped))}")
     for s, why in run.failed.items():
-        console.print(f"[red]no feedback for {escape(s)}[/red]: {escape(why)}", soft_wrap=True, highlight=False)
-    console.print(f"feedback for {len(run.written)} student(s) of {assignment} in {c.root / 'feedback'}")
+        say(f"[red]no feedback for {escape(s)}[/red]: {escape(why)}")
+    say(f"feedback for {len(run.written)} student(s) of {escape(assignment)} in {escape(str(c.root / 'feedback'))}")
     if run.failed:
         raise typer.Exit(1)
 
@@ -365,7 +366,7 @@ def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignm
         _choose("student", name, known)
     rows = [rows[0]] + [r for r in rows[1:] if not student or r["student_id"] in student]
     write_csv(rows, to)
-    console.print(f"wrote {to}: {len(rows) - 1} student(s), {', '.join(a.name for a in chosen)}")
+    say(f"wrote {escape(str(to))}: {len(rows) - 1} student(s), {escape(', '.join(a.name for a in chosen))}")
     for name, (found, fix) in changes.items():
         _changed(name, found, fix)
 
@@ -422,7 +423,7 @@ def _serve_queue(c, names: list[str]) -> None:
     if found is not None:
         console.print(found[0])
         for line in found[1]:
-            console.print(line, soft_wrap=True, highlight=False, markup=False)
+            say(line, markup=False)
 
 
 if __name__ == "__main__":

@@ -151,6 +151,17 @@ def test_demo_never_removes_the_folder_it_runs_in(tmp_path, monkeypatch):
     assert (course.root / "inside").is_dir()
 
 
+def test_the_wheel_line_keeps_its_commands_whole(fresh, monkeypatch):
+    """``vecgrade[lab]`` is text, not rich markup, and the line is not wrapped inside a command."""
+    from graders.course import wheel
+    from graders.student import install
+    monkeypatch.setattr(wheel, "build_wheel", lambda out: out / install.WHEEL)  # the line, without pip's minute
+    result = vecgrade("build", "--wheel", "--check", "-c", fresh.root)
+    line = next(line for line in result.stdout.splitlines() if line.startswith("wrote dist/"))
+    assert f"`{install.FROM_WHEEL}`" in line and f"`{install.LAB}`" in line and "vecgrade[lab]" in install.LAB
+    assert "[lab]" in line and len(line) > 160, line  # longer than the console: kept on one line
+
+
 def test_status_of_a_fresh_course(fresh):
     result = vecgrade("status", "-c", fresh.root)
     assert result.exit_code == 0 and "broadcasting" in result.output and "detection" in result.output
