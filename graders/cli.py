@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import NoReturn, Optional
@@ -107,12 +108,27 @@ def _gradebook(course):
         fail(str(exc))
 
 
-def _writable(path: Path) -> Path:
-    """Fail before any work when a file cannot be written where asked (and create nothing)."""
+def _writable(path: Path, option: str) -> Path:
+    """Fail before any work when a file cannot be written where ``option`` asks (and create nothing). The honest
+    test is a write: a temporary file made and removed beside it, as the writers make theirs (a read-only or
+    virtual file system such as /proc fails it even for root); an existing file must open for writing too."""
+    where, fix = f"cannot write {path}", f"choose another {option} path"
+    if path.is_dir():
+        fail(f"{where}: it is a folder; {fix}")
     if not path.parent.is_dir():
-        fail(f"cannot write {path}: folder {path.parent} does not exist")
-    if path.is_dir() or not os.access(path if path.exists() else path.parent, os.W_OK):
-        fail(f"cannot write {path}: {'it is a folder' if path.is_dir() else 'permission denied'}")
+        fail(f"{where}: folder {path.parent} does not exist; create it or {fix}")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        fail(f"{where}: no file can be created in {path.parent} ({exc.strerror or type(exc).__name__}); {fix}")
+    if path.exists():
+        try:
+            with open(path, "ab"):
+                pass
+        except OSError as exc:
+            fail(f"{where}: {exc.strerror or type(exc).__name__}; {fix}")
     return path
 
 
@@ -269,9 +285,9 @@ def report(assignment: str, course: Path = COURSE,
     from graders.course.results import class_marks, version_changes, version_fix, write_parts_csv
     c = _course(course)
     a = _assignment(c, assignment)
-    for path in (csv_path, html_path):
+    for path, option in ((csv_path, "--csv"), (html_path, "--html")):
         if path:
-            _writable(path)
+            _writable(path, option)
     with _gradebook(c) as gb:
         rows = class_marks(gb, c, a)
         changes = version_changes(gb, a)
@@ -354,7 +370,7 @@ def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignm
     from graders.course.results import version_changes, version_fix
     c = _course(course)
     chosen = [_assignment(c, name) for name in assignments or []]
-    _writable(to)
+    _writable(to, "--to")
     with _gradebook(c) as gb:
         if not chosen:
             in_gb = {a.name for a in gb.assignments}

@@ -181,6 +181,20 @@ def test_report_to_a_missing_folder(graded, tmp_path):
     assert not dest.parent.exists()
 
 
+def test_an_unwritable_output_is_one_line_before_any_work(graded, tmp_path):
+    """/proc takes no new file, even from root: the check is a real write beside the file, not a permission bit."""
+    for args in (("report", "broadcasting", "--csv", "/proc/x.csv"), ("report", "broadcasting", "--html", "/proc/x.html"),
+                 ("export", "--to", "/proc/g.csv")):
+        result = vecgrade(*args, "-c", graded.root)
+        assert_user_error(result, "cannot write /proc/", "choose another " + args[-2])
+        assert result.stdout == "", result.stdout  # no table printed first
+    good = vecgrade("report", "broadcasting", "--csv", tmp_path / "parts.csv", "--html", tmp_path / "r.html",
+                    "-c", graded.root)
+    assert good.exit_code == 0 and (tmp_path / "parts.csv").is_file() and (tmp_path / "r.html").is_file()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # the probes are gone
+    assert vecgrade("export", "--to", tmp_path / "g.csv", "-c", graded.root).exit_code == 0
+
+
 def test_grade_an_unknown_student(graded):
     assert_user_error(vecgrade("grade", "broadcasting", "-s", "nobody", "-c", graded.root), "nobody", "ada, ")
 
