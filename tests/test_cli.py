@@ -207,10 +207,37 @@ def test_refused_submissions_say_what_to_do_and_leave_nothing_behind(graded):
                         f"{shlex.quote(TWO)}")
     assert why[EMPTY].startswith("EmptyNotebookError: broadcasting.ipynb in submitted/emp/broadcasting/ is an empty "
                                  "notebook (no cells): not graded") and why[EMPTY].endswith("-s emp")
-    assert "JSON" in why[BROKEN]
+    assert why[BROKEN] == ("NotANotebookError: broadcasting.ipynb in submitted/zed/broadcasting/ is not a notebook "
+                           "(not JSON): not graded; put the student's real notebook there, then vecgrade grade "
+                           "broadcasting -s zed")
     for student in REFUSED:
         assert not (graded.root / "autograded" / student).exists(), student
     assert not set(REFUSED) & set(graded.part_scores(graded.assignments["broadcasting"]))  # not a 0 either
+
+
+def test_an_empty_submission_folder_says_what_to_put_there_and_counts_only_while_it_exists(graded, tmp_path):
+    folder = graded.root / "submitted" / "nob" / "broadcasting"
+    folder.mkdir(parents=True)
+    try:
+        result = vecgrade("grade", "broadcasting", "-s", "nob", "-c", graded.root)
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        fix = ("NoNotebookError: no notebook in submitted/nob/broadcasting/: put broadcasting.ipynb there, then "
+               "vecgrade grade broadcasting -s nob")
+        assert f"could not grade nob: {fix}" in result.stdout
+        assert {r["student"]: r["reason"] for r in read_rows(graded.root / UNGRADED)}["nob"] == fix
+        assert status_row(graded)[2:5] == ["7", "3", "4"]  # submitted, graded, ungraded: nob counts
+        dest = tmp_path / "grades.csv"
+        assert vecgrade("export", "broadcasting", "-c", graded.root, "--to", dest).exit_code == 0
+        assert "nob" in {r["student_id"] for r in _read(dest)}
+    finally:
+        shutil.rmtree(folder.parent)
+    assert status_row(graded)[2:5] == ["6", "3", "3"]  # the folder is gone: so is its row, everywhere
+    assert "could not grade nob" not in vecgrade("status", "-c", graded.root).output
+    assert vecgrade("export", "broadcasting", "-c", graded.root, "--to", dest).exit_code == 0
+    assert "nob" not in {r["student_id"] for r in _read(dest)}
+    report = vecgrade("report", "broadcasting", "-c", graded.root)
+    assert report.exit_code == 0 and "nob" not in report.output
+    assert "nob" in {r["student"] for r in read_rows(graded.root / UNGRADED)}  # until the next grading drops it
 
 
 def test_report_csv_shows_ungraded_not_zero(graded, tmp_path):

@@ -8,7 +8,13 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 from graders.course.observed import GATED, Verdicts, read_verdicts
 from graders.course.report import render_html
 from graders.course.results import StudentRow, max_points, version_changes, version_fix
-from graders.pipeline.refusals import EmptyNotebookError, UnknownNotebookError, refusal
+from graders.pipeline.refusals import (
+    EmptyNotebookError,
+    NoNotebookError,
+    NotANotebookError,
+    UnknownNotebookError,
+    refusal,
+)
 
 
 def test_failures_that_differ_in_numbers_are_one_group_with_their_range():
@@ -107,5 +113,16 @@ def test_refusals_name_the_fix(tmp_path):
     nbformat.write(new_notebook(), folder / "broadcasting.ipynb")
     found = refusal(folder, {"broadcasting"}, "submitted/two/broadcasting/", "broadcasting", "two")
     assert isinstance(found, EmptyNotebookError) and "empty notebook" in str(found)
-    (folder / "broadcasting.ipynb").write_text("{ not json")  # left to nbgrader, which names the JSON error
-    assert refusal(folder, {"broadcasting"}, "submitted/two/broadcasting/", "broadcasting", "two") is None
+    for text, why in (("{ not json", "not JSON"), ("", "an empty file"), ("\n", "an empty file"),
+                      ("\xff\xfe", "not JSON")):
+        (folder / "broadcasting.ipynb").write_bytes(text.encode("latin-1"))
+        found = refusal(folder, {"broadcasting"}, "submitted/two/broadcasting/", "broadcasting", "two")
+        assert isinstance(found, NotANotebookError), text
+        assert str(found) == (f"NotANotebookError: broadcasting.ipynb in submitted/two/broadcasting/ is not a notebook "
+                              f"({why}): not graded; put the student's real notebook there, then vecgrade grade "
+                              "broadcasting -s two")
+    (folder / "broadcasting.ipynb").unlink()
+    found = refusal(folder, {"broadcasting"}, "submitted/two/broadcasting/", "broadcasting", "two")
+    assert isinstance(found, NoNotebookError)
+    assert str(found) == ("NoNotebookError: no notebook in submitted/two/broadcasting/: put broadcasting.ipynb there, "
+                          "then vecgrade grade broadcasting -s two")
