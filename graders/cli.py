@@ -329,10 +329,14 @@ def _changed(assignment: str, changes: list[str], fix: str) -> None:
 def status(assignment: Optional[str] = typer.Argument(None, help="One assignment (default: all)."),
            course: Path = COURSE):
     """Per assignment: released, submitted, graded, ungraded (and why), feedback not written or out of date."""
+    from graders.course.results import NoGradebook
     from graders.course.status import status_table
     c = _course(course)
     names = [_assignment(c, assignment).name] if assignment else list(c.assignments)
-    table, lines = status_table(c, names)
+    try:
+        table, lines = status_table(c, names)
+    except NoGradebook as exc:  # one that cannot be opened; none at all is a line under the table
+        fail(str(exc))
     console.print(table)
     for line in lines:
         say(line, markup=False)

@@ -165,6 +165,7 @@ def test_the_wheel_line_keeps_its_commands_whole(fresh, monkeypatch):
 def test_status_of_a_fresh_course(fresh):
     result = vecgrade("status", "-c", fresh.root)
     assert result.exit_code == 0 and "broadcasting" in result.output and "detection" in result.output
+    assert "nothing graded yet" in result.output and not (fresh.root / "gradebook.db").exists()
 
 
 def test_feedback_before_grading(fresh):
@@ -305,6 +306,24 @@ def test_status_counts_and_reasons(graded):
     for student in REFUSED:
         assert f"could not grade {student}: " in output
     assert "remove or rename broadcasting (1).ipynb" in output
+
+
+def test_status_reads_graded_from_the_gradebook_as_report_does(graded, tmp_path):
+    """autograded/ left behind by a deleted gradebook is not "graded": status says what report says."""
+    assert status_row(graded)[3] == "3"  # control: with its gradebook
+    book = graded.root / "gradebook.db"
+    book.rename(tmp_path / "gradebook.db")
+    try:
+        assert (graded.root / "autograded" / "ada" / "broadcasting").is_dir()
+        result = vecgrade("status", "broadcasting", "-c", graded.root)
+        assert result.exit_code == 0, result.output
+        assert status_row(graded)[3:6] == ["0", "3", "ada, bob, gus"]  # graded, ungraded, not graded yet
+        gone = f"no gradebook in {graded.root}: nothing graded yet (run `vecgrade grade ASSIGNMENT`)"
+        assert gone in result.stdout
+        assert_user_error(vecgrade("report", "broadcasting", "-c", graded.root), gone)
+        assert not book.exists()  # status created none
+    finally:
+        (tmp_path / "gradebook.db").rename(book)
 
 
 def test_reasons_are_printed_as_text_never_as_markup(graded):
