@@ -282,7 +282,14 @@ def report(assignment: str, course: Path = COURSE,
                                        "the same program (and near-duplicates); the HTML page always has them.")):
     """Per-student, per-exercise scores from the gradebook; ungraded submissions are listed, never scored 0."""
     from graders.course.marks import format_marks, marks_table
-    from graders.course.results import class_marks, version_changes, version_fix, write_parts_csv
+    from graders.course.results import (
+        NOT_GRADED_YET,
+        class_marks,
+        nothing_graded,
+        version_changes,
+        version_fix,
+        write_parts_csv,
+    )
     c = _course(course)
     a = _assignment(c, assignment)
     for path, option in ((csv_path, "--csv"), (html_path, "--html")):
@@ -292,6 +299,8 @@ def report(assignment: str, course: Path = COURSE,
         rows = class_marks(gb, c, a)
         changes = version_changes(gb, a)
         fix = version_fix(gb, a)
+    if all(r.status == NOT_GRADED_YET for r in rows):  # neither graded nor refused: an empty table says nothing
+        fail(nothing_graded(c, assignment))
     table = marks_table(a, f"{assignment}: correct / vectorized / fast", after=("total",))
     for r in rows:
         cells = [format_marks(tuple(r.marks[ex.grade_id(p)] for p in PARTS)) if r.graded
@@ -348,10 +357,11 @@ def feedback(assignment: str, course: Path = COURSE):
     """Regenerate the feedback HTML of every graded student of ASSIGNMENT (always forced); students without
     grades are skipped and named."""
     from graders.course.feedback import autograded_students, write_feedback
+    from graders.course.results import nothing_graded
     c = _course(course)
     _assignment(c, assignment)
     if not autograded_students(c, assignment):
-        fail(f"nothing autograded for {assignment} in {c.root} yet (run `vecgrade grade {assignment}`)")
+        fail(nothing_graded(c, assignment))
     _gradebook(c).close()
     run = write_feedback(c, assignment)
     if run.skipped:
@@ -371,7 +381,7 @@ def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignm
            student: Optional[list[str]] = typer.Option(None, "--student", "-s", help="Only these students.")):
     """An LMS-ready CSV: one row per student, one column per exercise part, max points, status, names and emails."""
     from graders.course.export import export_rows, write_csv
-    from graders.course.results import version_changes, version_fix
+    from graders.course.results import NOT_GRADED_YET, version_changes, version_fix
     c = _course(course)
     chosen = [_assignment(c, name) for name in assignments or []]
     _writable(to, "--to")
@@ -389,6 +399,12 @@ def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignm
     say(f"wrote {escape(str(to))}: {len(rows) - 1} student(s), {escape(', '.join(a.name for a in chosen))}")
     for name, (found, fix) in changes.items():
         _changed(name, found, fix)
+    for a in chosen:  # the file is right (empty marks, status "not graded yet"), but the teacher should know
+        waiting = [r["student_id"] for r in rows[1:] if r[f"{a.name} status"] == NOT_GRADED_YET]
+        if waiting:
+            say(f"[yellow]note[/yellow]: {escape(a.name)}: {len(waiting)} submission(s) not graded yet, exported "
+                f"with empty marks ({escape(', '.join(waiting))}); run `vecgrade grade {escape(a.name)}`, then export "
+                "again")
 
 
 @app.command()

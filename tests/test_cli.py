@@ -403,6 +403,35 @@ def test_export_rows_status_and_max_points(graded, tmp_path):
     assert "changed after" not in result.output
 
 
+def test_an_assignment_never_graded_is_one_line_in_report_as_in_feedback(graded, tmp_path):
+    line = f"nothing autograded for strides in {graded.root} yet (run `vecgrade grade strides`)"
+    assert_user_error(vecgrade("report", "strides", "-c", graded.root), line)
+    assert_user_error(vecgrade("feedback", "strides", "-c", graded.root), line)
+    assert vecgrade("report", "broadcasting", "-c", graded.root).exit_code == 0  # control: graded, a table
+    dest = tmp_path / "grades.csv"  # the LMS file of an assignment nobody submitted: every row "not submitted"
+    result = vecgrade("export", "strides", "-c", graded.root, "--to", dest)
+    assert result.exit_code == 0 and "not graded yet" not in result.output, result.output
+    assert {r["strides status"] for r in _read(dest)[1:]} == {"not submitted"}
+
+
+def test_export_names_the_submissions_not_graded_yet(graded, tmp_path):
+    dest = tmp_path / "grades.csv"
+    result = vecgrade("export", "broadcasting", "-c", graded.root, "--to", dest)
+    assert result.exit_code == 0 and "not graded yet" not in result.output  # control: everyone graded or refused
+    folder = graded.root / "submitted" / "late" / "broadcasting"
+    folder.mkdir(parents=True)
+    shutil.copy(graded.root / "release" / "broadcasting" / "broadcasting.ipynb", folder)
+    try:
+        result = vecgrade("export", "broadcasting", "-c", graded.root, "--to", dest)
+        assert result.exit_code == 0, result.output
+        assert ("note: broadcasting: 1 submission(s) not graded yet, exported with empty marks (late); run "
+                "`vecgrade grade broadcasting`, then export again") in result.stdout
+        late = next(r for r in _read(dest) if r["student_id"] == "late")
+        assert late["broadcasting status"] == "not graded yet" and late["broadcasting total"] == ""
+    finally:
+        shutil.rmtree(folder.parent)
+
+
 def test_export_unknown_student(graded, tmp_path):
     assert_user_error(vecgrade("export", "-c", graded.root, "-s", "nobody", "--to", tmp_path / "g.csv"),
                       "nobody", "ada")

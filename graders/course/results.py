@@ -123,6 +123,14 @@ def version_fix(gb: Gradebook, assignment: Assignment) -> str:
     return ""
 
 
+def nothing_graded(course: Course, assignment: str) -> str:
+    """The one line for an assignment nothing of which was graded (``feedback`` and ``report`` say it alike)."""
+    return f"nothing autograded for {assignment} in {course.root} yet (run `vecgrade grade {assignment}`)"
+
+
+NOT_GRADED_YET = "not graded yet"
+
+
 @dataclass
 class StudentRow:
     student: str
@@ -161,7 +169,7 @@ def class_marks(gb: Gradebook, course: Course, assignment: Assignment) -> list[S
         if student in why:
             rows[student] = StudentRow(student, {i: None for i in ids}, f"ungraded: {why[student]}")
         elif student not in rows:
-            rows[student] = StudentRow(student, {i: None for i in ids}, "not graded yet")
+            rows[student] = StudentRow(student, {i: None for i in ids}, NOT_GRADED_YET)
     return [rows[s] for s in sorted(rows)]
 
 
