@@ -78,14 +78,17 @@ def main(_: bool = typer.Option(False, "--version", callback=_version, is_eager=
     """Build, check and grade the vecgrade course (plain nbgrader underneath)."""
 
 
+COURSE_FIX = "cd into the course folder or pass --course/-c DIR"
+
+
 def _course(root: Path):
     from graders.course.directory import Course
     try:
         course = Course(root)
     except FileNotFoundError as exc:
-        fail(str(exc))
+        fail(f"{exc}; {COURSE_FIX}")
     if not (course.root / "assignments").is_dir():
-        fail(f"{course.root} has no assignments/ folder: not a vecgrade course")
+        fail(f"{course.root} has no assignments/ folder: not a vecgrade course; {COURSE_FIX}")
     return course
 
 

@@ -100,10 +100,17 @@ def test_unknown_exercise_or_format_lists_the_valid_ones(fresh):
                       "html", "markdown", "csv")
 
 
-def test_not_a_course_folder(tmp_path):
-    assert_user_error(vecgrade("report", "broadcasting", "-c", tmp_path), "nbgrader_config.py")
-    assert_user_error(vecgrade("status", "-c", tmp_path / "missing"), "not a course")
-    assert_user_error(vecgrade("grade", "broadcasting", "-c", tmp_path), "nbgrader_config.py")
+def test_not_a_course_folder(tmp_path, fresh, monkeypatch):
+    fix = "; cd into the course folder or pass --course/-c DIR"
+    assert_user_error(vecgrade("report", "broadcasting", "-c", tmp_path), "nbgrader_config.py", fix)
+    assert_user_error(vecgrade("status", "-c", tmp_path / "missing"), "not a course", fix)
+    assert_user_error(vecgrade("grade", "broadcasting", "-c", tmp_path), "nbgrader_config.py", fix)
+    monkeypatch.chdir(tmp_path)  # the default course is the working folder
+    assert_user_error(vecgrade("status"), f"{tmp_path.resolve()} has no nbgrader_config.py: not a course directory{fix}")
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")  # nbgrader's, not vecgrade's
+    assert_user_error(vecgrade("status"), "has no assignments/ folder: not a vecgrade course", fix)
+    monkeypatch.chdir(fresh.root)
+    assert vecgrade("status").exit_code == 0  # control: in the course folder
 
 
 def test_report_without_gradebook_creates_none(fresh):
