@@ -150,6 +150,23 @@ def test_demo_mistakes_are_one_line_and_touch_nothing(tmp_path):
     assert (tmp_path / "mine" / "notes.txt").exists()
 
 
+def test_a_demo_class_missing_an_entry_stops_before_the_folder_is_made(tmp_path, monkeypatch):
+    from graders.course import demo
+    kit = tmp_path / "kit"
+    for folder in ("assignments", "demo"):
+        shutil.copytree(KIT_ROOT / folder, kit / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(KIT_ROOT / "nbgrader_config.py", kit)
+    table = kit / "demo" / "broadcasting.py"
+    text = table.read_text()
+    assert demo.roster_problems(kit, demo.load_course(kit / "assignments")["broadcasting"]) == []  # control
+    entry = next(line for line in text.splitlines() if "torch.softmax(x, dim=1)" in line)
+    table.write_text(text.replace(entry + "\n", "", 1))  # ALTERNATIVE loses softmax_rows
+    monkeypatch.setattr(demo, "KIT_ROOT", kit)
+    result = vecgrade("demo", "--dir", tmp_path / "demo-course", "--assignment", "broadcasting")
+    assert_user_error(result, "demo/broadcasting.py: ALTERNATIVE has no entry for 'softmax_rows'")
+    assert not (tmp_path / "demo-course").exists()
+
+
 def test_demo_never_removes_the_folder_it_runs_in(tmp_path, monkeypatch):
     course = make_course(tmp_path / "demo-course")
     (course.root / "inside").mkdir()

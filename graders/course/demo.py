@@ -159,12 +159,13 @@ def run_demo(directory: Path, assignment_name: str, console: Console, errors: Co
     except DemoError as exc:
         (errors or console).print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2
-    course = make_course(directory)
-    problems = roster_problems(KIT_ROOT, course.assignments[assignment_name])
+    # the kit's definitions, as make_course is about to copy them: a class that lacks an entry touches no disk
+    problems = roster_problems(KIT_ROOT, load_course(KIT_ROOT / "assignments")[assignment_name])
     for problem in problems:
         (errors or console).print(f"[red]error:[/red] {escape(problem)}", highlight=False, soft_wrap=True)
     if problems:
         return 2
+    course = make_course(directory, KIT_ROOT)
     people = load_roster(KIT_ROOT, course.assignments[assignment_name])
     console.print(f"[bold]1. course directory[/bold] {escape(str(course.root))}", soft_wrap=True, highlight=False)
     for a in course.assignments.values():
