@@ -15,11 +15,18 @@ from graders.model.exercise import Case
 from graders.sandbox.session import WorkerFailure
 from graders.sandbox.shared import SharedArgs
 
+STUB = "raised NotImplementedError"
+
 
 def correct(checks) -> Verdict:
+    """The first hidden case that fails, said with its label; an answer that raises NotImplementedError on the very
+    first case is the stub as handed out, and is said to be unwritten (its case says nothing to act on)."""
     cases = list(checks.ex.hidden(checks.gen))
-    for case in cases:
+    for i, case in enumerate(cases):
         problem = check_case(checks, case)
+        if problem and i == 0 and problem.startswith(STUB):
+            return Verdict("correct", False, f"not written yet: `{checks.ex.name}` still raises NotImplementedError "
+                           "(the stub's line); replace it with your answer")
         if problem:
             return Verdict("correct", False, f"{problem} ({case.label}; {describe_args(case.args)})")
     return Verdict("correct", True, f"all {len(cases)} hidden cases match in shape, dtype and value",
