@@ -357,8 +357,9 @@ def status(assignment: Optional[str] = typer.Argument(None, help="One assignment
 
 @app.command()
 def feedback(assignment: str, course: Path = COURSE):
-    """Regenerate the feedback HTML of every graded student of ASSIGNMENT (always forced); students without
-    grades are skipped and named."""
+    """Regenerate the feedback HTML of every graded student of ASSIGNMENT (always forced).
+
+    Students without grades are skipped and named."""
     from graders.course.feedback import autograded_students, write_feedback
     from graders.course.results import nothing_graded
     c = _course(course)

@@ -539,6 +539,18 @@ def test_late_submission_shows_in_status_column(graded, tmp_path):
     assert people["bob"]["broadcasting total"] == "8"  # late is reported, not a penalty of ours
 
 
+def test_every_command_is_summed_up_in_one_line_of_the_help():
+    """``vecgrade --help`` lists a command by its docstring's first paragraph, keeping its line breaks."""
+    import inspect
+    for command in app.registered_commands:
+        summary = inspect.getdoc(command.callback).split("\n\n")[0]
+        assert "\n" not in summary, (command.callback.__name__, summary)
+    listed = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["--help"]).output
+    row = next(line for line in listed.splitlines() if "│ feedback" in line)
+    assert "(always forced)." in row, listed
+    assert "Students without grades are skipped and named." in " ".join(vecgrade("feedback", "--help").output.split())
+
+
 def test_a_mistake_in_the_command_line_itself_is_one_line(fresh):
     assert_user_error(vecgrade("grade"), "Missing argument", "grade --help")
     assert_user_error(vecgrade("grade", "broadcasting", "--bogus", "-c", fresh.root), "--bogus")
