@@ -357,12 +357,14 @@ def test_reasons_are_printed_as_text_never_as_markup(graded):
     rows = read_rows(record) + [{"student": "ghost", "assignment": "broadcasting",
                                  "reason": "UnknownNotebookError: remove [link=https://evil.example]x[/link].ipynb"}]
     write_rows(record, ["student", "assignment", "reason"], rows)
+    (graded.root / "submitted" / "ghost" / "broadcasting").mkdir(parents=True)  # a row counts while its folder is there
     try:
         for args in (("status", "broadcasting"), ("report", "broadcasting")):
             output = vecgrade(*args, "-c", graded.root).output
             assert "[link=https://evil.example]x[/link].ipynb" in " ".join(output.split()), output
     finally:
         record.write_bytes(before)
+        shutil.rmtree(graded.root / "submitted" / "ghost")
 
 
 def test_feedback_missing_or_out_of_date_until_regenerated(graded):
