@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import NoReturn, Optional
@@ -25,6 +26,12 @@ errors = Console(stderr=True, soft_wrap=True)
 def _say_error(message: str) -> None:
     """The one line of a mistake; the message is text (a student's folder name may hold rich markup)."""
     errors.print(f"[red]error:[/red] {escape(message)}", highlight=False)
+
+
+def say(line: str, markup: bool = True) -> None:
+    """One line of output: never wrapped inside a command it quotes, never highlighted. The caller escapes
+    (``rich.markup.escape``) every dynamic part of ``line``: a path or a pip extra like ``vecgrade[lab]`` is text."""
+    console.print(line, soft_wrap=True, highlight=False, markup=markup)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -59,9 +66,9 @@ COURSE = typer.Option(Path("."), "--course", "-c", help="Course directory (holds
 def _version(value: bool) -> None:
     if value:
         try:
-            console.print(f"vecgrade {version('vecgrade')}")
+            say(escape(f"vecgrade {version('vecgrade')}"))
         except PackageNotFoundError:
-            console.print("vecgrade (not installed)")
+            say("vecgrade (not installed)")
         raise typer.Exit()
 
 
@@ -71,14 +78,17 @@ def main(_: bool = typer.Option(False, "--version", callback=_version, is_eager=
     """Build, check and grade the vecgrade course (plain nbgrader underneath)."""
 
 
+COURSE_FIX = "cd into the course folder or pass --course/-c DIR"
+
+
 def _course(root: Path):
     from graders.course.directory import Course
     try:
         course = Course(root)
     except FileNotFoundError as exc:
-        fail(str(exc))
+        fail(f"{exc}; {COURSE_FIX}")
     if not (course.root / "assignments").is_dir():
-        fail(f"{course.root} has no assignments/ folder: not a vecgrade course")
+        fail(f"{course.root} has no assignments/ folder: not a vecgrade course; {COURSE_FIX}")
     return course
 
 
@@ -101,12 +111,27 @@ def _gradebook(course):
         fail(str(exc))
 
 
-def _writable(path: Path) -> Path:
-    """Fail before any work when a file cannot be written where asked (and create nothing)."""
+def _writable(path: Path, option: str) -> Path:
+    """Fail before any work when a file cannot be written where ``option`` asks (and create nothing). The honest
+    test is a write: a temporary file made and removed beside it, as the writers make theirs (a read-only or
+    virtual file system such as /proc fails it even for root); an existing file must open for writing too."""
+    where, fix = f"cannot write {path}", f"choose another {option} path"
+    if path.is_dir():
+        fail(f"{where}: it is a folder; {fix}")
     if not path.parent.is_dir():
-        fail(f"cannot write {path}: folder {path.parent} does not exist")
-    if path.is_dir() or not os.access(path if path.exists() else path.parent, os.W_OK):
-        fail(f"cannot write {path}: {'it is a folder' if path.is_dir() else 'permission denied'}")
+        fail(f"{where}: folder {path.parent} does not exist; create it or {fix}")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        fail(f"{where}: no file can be created in {path.parent} ({exc.strerror or type(exc).__name__}); {fix}")
+    if path.exists():
+        try:
+            with open(path, "ab"):
+                pass
+        except OSError as exc:
+            fail(f"{where}: {exc.strerror or type(exc).__name__}; {fix}")
     return path
 
 
@@ -119,7 +144,7 @@ def build(course: Path = COURSE, check: bool = typer.Option(False, help="Only ch
     if wheel:
         from graders.course.wheel import WheelError, write_wheel
         try:
-            console.print(write_wheel(c.root))
+            say(escape(write_wheel(c.root)))
         except WheelError as exc:
             fail(str(exc))
     stale = []
@@ -129,9 +154,9 @@ def build(course: Path = COURSE, check: bool = typer.Option(False, help="Only ch
             if is_stale(c.root, assignment):
                 stale.append(path)
         else:
-            console.print(f"wrote {write_source(c.root, assignment).relative_to(c.root)}")
+            say(f"wrote {escape(str(write_source(c.root, assignment).relative_to(c.root)))}")
     if stale:
-        console.print("[red]out of date (run `vecgrade build`):[/red] " + ", ".join(map(str, stale)))
+        say("[red]out of date (run `vecgrade build`):[/red] " + escape(", ".join(map(str, stale))))
         raise typer.Exit(1)
 
 
@@ -170,7 +195,7 @@ def validate(assignments: Optional[list[str]] = typer.Argument(None, help="Assig
     if form == "table":
         console.print(validate_view.LEGEND, style="dim", highlight=False, width=min(100, console.width))
         for where, problems in failed:
-            console.print(f"[red]{where}[/red]: " + escape("; ".join(problems)), highlight=False, soft_wrap=True)
+            say(f"[red]{escape(where)}[/red]: " + escape("; ".join(problems)))
     if failed:
         raise typer.Exit(1)
 
@@ -203,15 +228,13 @@ def grade(assignment: str, course: Path = COURSE,
     if scheduler:
         _reach(scheduler)
     start = time.perf_counter()
-    with gradebook_lock(c, waiting=lambda who: console.print(f"waiting for the gradebook, held by {who}")):
+    with gradebook_lock(c, waiting=lambda who: say(f"waiting for the gradebook, held by {escape(who)}")):
         results = grade_class(c, assignment, student or submitted, plain=plain, console=console,
                               jobs=jobs, scheduler=scheduler)
         bad = [r for r in results if not r.success]
         for r in bad:
-            console.print(f"[red]could not grade {escape(r.student)}[/red]: {escape(r.reason)}", soft_wrap=True,
-                          highlight=False)
-        console.print(f"graded {len(results) - len(bad)} of {len(results)} submissions "
-                      f"in {time.perf_counter() - start:.1f} s")
+            say(f"[red]could not grade {escape(r.student)}[/red]: {escape(r.reason)}")
+        say(f"graded {len(results) - len(bad)} of {len(results)} submissions in {time.perf_counter() - start:.1f} s")
         _timestamp_notes(c, assignment, [r.student for r in results if r.success])
         _refresh_feedback(c, assignment, [r.student for r in results if r.success])
     if bad or not results:
@@ -237,7 +260,7 @@ def _timestamp_notes(c, assignment: str, students: list[str]) -> None:
     for s in students:
         note = recorded[s, assignment].note() if (s, assignment) in recorded else ""
         if note:
-            console.print(f"[yellow]note[/yellow]: {escape(note)}", soft_wrap=True, highlight=False)
+            say(f"[yellow]note[/yellow]: {escape(note)}")
 
 
 def _refresh_feedback(c, assignment: str, students: list[str]) -> None:
@@ -249,9 +272,8 @@ def _refresh_feedback(c, assignment: str, students: list[str]) -> None:
         return
     run = write_feedback(c, assignment, stale)
     for s, why in run.failed.items():
-        console.print(f"[yellow]feedback for {escape(s)} not regenerated[/yellow]: {escape(why)}", soft_wrap=True,
-                      highlight=False)
-    console.print(f"feedback regenerated for {len(run.written)} student(s) who had it")
+        say(f"[yellow]feedback for {escape(s)} not regenerated[/yellow]: {escape(why)}")
+    say(f"feedback regenerated for {len(run.written)} student(s) who had it")
 
 
 @app.command()
@@ -263,16 +285,25 @@ def report(assignment: str, course: Path = COURSE,
                                        "the same program (and near-duplicates); the HTML page always has them.")):
     """Per-student, per-exercise scores from the gradebook; ungraded submissions are listed, never scored 0."""
     from graders.course.marks import format_marks, marks_table
-    from graders.course.results import class_marks, version_changes, version_fix, write_parts_csv
+    from graders.course.results import (
+        NOT_GRADED_YET,
+        class_marks,
+        nothing_graded,
+        version_changes,
+        version_fix,
+        write_parts_csv,
+    )
     c = _course(course)
     a = _assignment(c, assignment)
-    for path in (csv_path, html_path):
+    for path, option in ((csv_path, "--csv"), (html_path, "--html")):
         if path:
-            _writable(path)
+            _writable(path, option)
     with _gradebook(c) as gb:
         rows = class_marks(gb, c, a)
         changes = version_changes(gb, a)
         fix = version_fix(gb, a)
+    if all(r.status == NOT_GRADED_YET for r in rows):  # neither graded nor refused: an empty table says nothing
+        fail(nothing_graded(c, assignment))
     table = marks_table(a, f"{assignment}: correct / vectorized / fast", after=("total",))
     for r in rows:
         cells = [format_marks(tuple(r.marks[ex.grade_id(p)] for p in PARTS)) if r.graded
@@ -281,64 +312,68 @@ def report(assignment: str, course: Path = COURSE,
     console.print(table)
     for r in rows:
         if not r.graded:
-            console.print(f"[red]no marks for {escape(r.student)}[/red]: {escape(r.status)}", soft_wrap=True,
-                          highlight=False)
+            say(f"[red]no marks for {escape(r.student)}[/red]: {escape(r.status)}")
     _changed(assignment, changes, fix)
     graded = [r.student for r in rows if r.graded]
     if groups or html_path:
         from graders.course.groups import answer_groups, groups_html, groups_text
         found = answer_groups(c, a, graded)
         if groups:
-            console.print(groups_text(found), soft_wrap=True, highlight=False, markup=False)
+            say(groups_text(found), markup=False)
     if csv_path:
         write_parts_csv(csv_path, a, rows)
-        console.print(f"wrote {csv_path}")
+        say(f"wrote {escape(str(csv_path))}")
     if html_path:
         from graders.course.observed import read_verdicts
         from graders.course.report import write_html
         write_html(html_path, a, rows, read_verdicts(c.root, a, graded), changes, groups_html(found))
-        console.print(f"wrote {html_path}")
+        say(f"wrote {escape(str(html_path))}")
 
 
 def _changed(assignment: str, changes: list[str], fix: str) -> None:
     """One line when the definitions are not what the class was graded on, with what to do."""
     if changes:
-        console.print(f"[yellow]note[/yellow]: {assignment} changed after the class was graded (the marks are from "
-                      f"the older version in the gradebook): {escape('; '.join(changes))}; {escape(fix)}",
-                      soft_wrap=True, highlight=False)
+        say(f"[yellow]note[/yellow]: {escape(assignment)} changed after the class was graded (the marks are from "
+            f"the older version in the gradebook): {escape('; '.join(changes))}; {escape(fix)}")
 
 
 @app.command()
 def status(assignment: Optional[str] = typer.Argument(None, help="One assignment (default: all)."),
            course: Path = COURSE):
     """Per assignment: released, submitted, graded, ungraded (and why), feedback not written or out of date."""
+    from graders.course.results import NoGradebook
     from graders.course.status import status_table
     c = _course(course)
     names = [_assignment(c, assignment).name] if assignment else list(c.assignments)
-    table, lines = status_table(c, names)
+    try:
+        table, lines = status_table(c, names)
+    except NoGradebook as exc:  # one that cannot be opened; none at all is a line under the table
+        fail(str(exc))
     console.print(table)
     for line in lines:
-        console.print(line, soft_wrap=True, highlight=False, markup=False)
+        say(line, markup=False)
     _serve_queue(c, names)
 
 
 @app.command()
 def feedback(assignment: str, course: Path = COURSE):
-    """Regenerate the feedback HTML of every graded student of ASSIGNMENT (always forced); students without
-    grades are skipped and named."""
+    """Regenerate the feedback HTML of every graded student of ASSIGNMENT (always forced).
+
+    Students without grades are skipped and named."""
     from graders.course.feedback import autograded_students, write_feedback
+    from graders.course.results import nothing_graded
     c = _course(course)
     _assignment(c, assignment)
     if not autograded_students(c, assignment):
-        fail(f"nothing autograded for {assignment} in {c.root} yet (run `vecgrade grade {assignment}`)")
+        fail(nothing_graded(c, assignment))
     _gradebook(c).close()
     run = write_feedback(c, assignment)
     if run.skipped:
-        console.print(f"skipped {len(run.skipped)} without grades (see `vecgrade status {assignment}`): "
-                      f"{escape(', '.join(run.skipped))}", soft_wrap=True, highlight=False)
+        say(f"skipped {len(run.skipped)} without grades (see `vecgrade status {escape(assignment)}`): "
+            f"{escape(', '.join(run.skipped))}")
     for s, why in run.failed.items():
-        console.print(f"[red]no feedback for {escape(s)}[/red]: {escape(why)}", soft_wrap=True, highlight=False)
-    console.print(f"feedback for {len(run.written)} student(s) of {assignment} in {c.root / 'feedback'}")
+        say(f"[red]no feedback for {escape(s)}[/red]: {escape(why)}")
+    say(f"feedback for {len(run.written)} student(s) of {escape(assignment)} in {escape(str(c.root / 'feedback'))}")
     if run.failed:
         raise typer.Exit(1)
 
@@ -350,10 +385,10 @@ def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignm
            student: Optional[list[str]] = typer.Option(None, "--student", "-s", help="Only these students.")):
     """An LMS-ready CSV: one row per student, one column per exercise part, max points, status, names and emails."""
     from graders.course.export import export_rows, write_csv
-    from graders.course.results import version_changes, version_fix
+    from graders.course.results import NOT_GRADED_YET, version_changes, version_fix
     c = _course(course)
     chosen = [_assignment(c, name) for name in assignments or []]
-    _writable(to)
+    _writable(to, "--to")
     with _gradebook(c) as gb:
         if not chosen:
             in_gb = {a.name for a in gb.assignments}
@@ -365,9 +400,15 @@ def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignm
         _choose("student", name, known)
     rows = [rows[0]] + [r for r in rows[1:] if not student or r["student_id"] in student]
     write_csv(rows, to)
-    console.print(f"wrote {to}: {len(rows) - 1} student(s), {', '.join(a.name for a in chosen)}")
+    say(f"wrote {escape(str(to))}: {len(rows) - 1} student(s), {escape(', '.join(a.name for a in chosen))}")
     for name, (found, fix) in changes.items():
         _changed(name, found, fix)
+    for a in chosen:  # the file is right (empty marks, status "not graded yet"), but the teacher should know
+        waiting = [r["student_id"] for r in rows[1:] if r[f"{a.name} status"] == NOT_GRADED_YET]
+        if waiting:
+            say(f"[yellow]note[/yellow]: {escape(a.name)}: {len(waiting)} submission(s) not graded yet, exported "
+                f"with empty marks ({escape(', '.join(waiting))}); run `vecgrade grade {escape(a.name)}`, then export "
+                "again")
 
 
 @app.command()
@@ -422,7 +463,7 @@ def _serve_queue(c, names: list[str]) -> None:
     if found is not None:
         console.print(found[0])
         for line in found[1]:
-            console.print(line, soft_wrap=True, highlight=False, markup=False)
+            say(line, markup=False)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,15 @@ import textwrap
 import nbformat
 import pytest
 
-from graders.course.build import build_notebook, inputs_path, is_stale, notebook_path, render, render_inputs
+from graders.course.build import (
+    build_notebook,
+    example_labels,
+    inputs_path,
+    is_stale,
+    notebook_path,
+    render,
+    render_inputs,
+)
 from graders.model.exercise import PARTS, load_course
 
 from conftest import ROOT
@@ -99,6 +107,24 @@ def test_grade_cells_run_only_the_self_check_and_the_reference_stays_inside_the_
         assert not leaked(ex, text), f"reference code of {ex.name} leaks outside the solution"
 
 
+def test_examples_that_share_a_call_are_labelled_apart():
+    assert example_labels(["f(a)", "f(b)"], ["a [2]", "b [2]"]) == ["f(a)", "f(b)"]  # apart already: the call
+    assert example_labels(["f(a)", "f(a)", "g(a)"], ["a [2, 2]", "a [2, 3]", "a [1]"]) == [
+        "f(a) with a [2, 2]", "f(a) with a [2, 3]", "g(a)"]
+    assert example_labels(["f(a)", "f(a)"], ["a [2]", "a [2]"]) == ["f(a) with a [2] (example 1)",
+                                                                  "f(a) with a [2] (example 2)"]
+
+
+@pytest.mark.parametrize("name", list(COURSE))
+def test_no_two_visible_examples_of_an_exercise_print_the_same_label(name):
+    for cell in (c for c in build_notebook(COURSE[name]).cells if c.cell_type == "code"):
+        calls = [node for node in ast.walk(ast.parse(cell.source))
+                 if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "expect"]
+        labels = [next((ast.literal_eval(k.value) for k in c.keywords if k.arg == "label"), ast.literal_eval(c.args[0]))
+                  for c in calls]
+        assert len(labels) == len(set(labels)), labels
+
+
 def test_released_notebook_has_stubs_and_runs_its_examples(tmp_path, broadcasting):
     """Execute the student's release notebook: examples report 'not implemented', every grade cell fails."""
     from graders.course.build import write_source
@@ -116,7 +142,7 @@ def test_released_notebook_has_stubs_and_runs_its_examples(tmp_path, broadcastin
     NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
                    resources={"metadata": {"path": str(release.parent)}}).execute()
     printed = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
-    assert "not implemented yet" in printed and "[ok] no Python-level iteration" not in printed
+    assert "not implemented yet" in printed and "[ok] vectorized" not in printed
     errors = {c.metadata["nbgrader"]["grade_id"]: o.get("ename") for c in nb.cells for o in c.get("outputs", [])
               if o.get("output_type") == "error"}
     grade_ids = [ex.grade_id(p) for ex in broadcasting.exercises for p in PARTS]

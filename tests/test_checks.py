@@ -40,7 +40,10 @@ def test_reference_passes_every_part(broadcasting):
     ("def batch_outer(a):\n    return a[:, :, None] * a[:, None, :].transpose(0, 1)\n", "output shape"),
     ("def batch_outer(a):\n    return (a[:, :, None] * a[:, None, :]).double()\n", "output dtype"),
     ("def batch_outer(a):\n    a.mul_(2)\n    return a[:, :, None] * a[:, None, :] / 4\n", "modified its input `a`"),
-    ("def batch_outer(a):\n    raise NotImplementedError()\n", "raised NotImplementedError"),
+    ("def batch_outer(a):\n    raise NotImplementedError()\n",  # the stub: said plainly, no case to act on
+     "not written yet: `batch_outer` still raises NotImplementedError (the stub's line); replace it with your answer"),
+    ("def batch_outer(a):\n    if a.dtype == torch.float64:\n        raise NotImplementedError('float64')\n"
+     "    return a[:, :, None] * a[:, None, :]\n", "raised NotImplementedError: float64 (random torch.float64 [1, 1]"),
     ("def batch_outer(a):\n    return [1, 2]\n", "returned list"),
     ("def batch_outer(a):\n    import sys\n    sys.exit(0)\n", "raised SystemExit"),
     ("def batch_outer(a):\n    import os\n    os._exit(3)\n", "died"),

@@ -100,10 +100,17 @@ def test_unknown_exercise_or_format_lists_the_valid_ones(fresh):
                       "html", "markdown", "csv")
 
 
-def test_not_a_course_folder(tmp_path):
-    assert_user_error(vecgrade("report", "broadcasting", "-c", tmp_path), "nbgrader_config.py")
-    assert_user_error(vecgrade("status", "-c", tmp_path / "missing"), "not a course")
-    assert_user_error(vecgrade("grade", "broadcasting", "-c", tmp_path), "nbgrader_config.py")
+def test_not_a_course_folder(tmp_path, fresh, monkeypatch):
+    fix = "; cd into the course folder or pass --course/-c DIR"
+    assert_user_error(vecgrade("report", "broadcasting", "-c", tmp_path), "nbgrader_config.py", fix)
+    assert_user_error(vecgrade("status", "-c", tmp_path / "missing"), "not a course", fix)
+    assert_user_error(vecgrade("grade", "broadcasting", "-c", tmp_path), "nbgrader_config.py", fix)
+    monkeypatch.chdir(tmp_path)  # the default course is the working folder
+    assert_user_error(vecgrade("status"), f"{tmp_path.resolve()} has no nbgrader_config.py: not a course directory{fix}")
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")  # nbgrader's, not vecgrade's
+    assert_user_error(vecgrade("status"), "has no assignments/ folder: not a vecgrade course", fix)
+    monkeypatch.chdir(fresh.root)
+    assert vecgrade("status").exit_code == 0  # control: in the course folder
 
 
 def test_report_without_gradebook_creates_none(fresh):
@@ -143,6 +150,23 @@ def test_demo_mistakes_are_one_line_and_touch_nothing(tmp_path):
     assert (tmp_path / "mine" / "notes.txt").exists()
 
 
+def test_a_demo_class_missing_an_entry_stops_before_the_folder_is_made(tmp_path, monkeypatch):
+    from graders.course import demo
+    kit = tmp_path / "kit"
+    for folder in ("assignments", "demo"):
+        shutil.copytree(KIT_ROOT / folder, kit / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(KIT_ROOT / "nbgrader_config.py", kit)
+    table = kit / "demo" / "broadcasting.py"
+    text = table.read_text()
+    assert demo.roster_problems(kit, demo.load_course(kit / "assignments")["broadcasting"]) == []  # control
+    entry = next(line for line in text.splitlines() if "torch.softmax(x, dim=1)" in line)
+    table.write_text(text.replace(entry + "\n", "", 1))  # ALTERNATIVE loses softmax_rows
+    monkeypatch.setattr(demo, "KIT_ROOT", kit)
+    result = vecgrade("demo", "--dir", tmp_path / "demo-course", "--assignment", "broadcasting")
+    assert_user_error(result, "demo/broadcasting.py: ALTERNATIVE has no entry for 'softmax_rows'")
+    assert not (tmp_path / "demo-course").exists()
+
+
 def test_demo_never_removes_the_folder_it_runs_in(tmp_path, monkeypatch):
     course = make_course(tmp_path / "demo-course")
     (course.root / "inside").mkdir()
@@ -151,9 +175,21 @@ def test_demo_never_removes_the_folder_it_runs_in(tmp_path, monkeypatch):
     assert (course.root / "inside").is_dir()
 
 
+def test_the_wheel_line_keeps_its_commands_whole(fresh, monkeypatch):
+    """``vecgrade[lab]`` is text, not rich markup, and the line is not wrapped inside a command."""
+    from graders.course import wheel
+    from graders.student import install
+    monkeypatch.setattr(wheel, "build_wheel", lambda out: out / install.WHEEL)  # the line, without pip's minute
+    result = vecgrade("build", "--wheel", "--check", "-c", fresh.root)
+    line = next(line for line in result.stdout.splitlines() if line.startswith("wrote dist/"))
+    assert f"`{install.FROM_WHEEL}`" in line and f"`{install.LAB}`" in line and "vecgrade[lab]" in install.LAB
+    assert "[lab]" in line and len(line) > 160, line  # longer than the console: kept on one line
+
+
 def test_status_of_a_fresh_course(fresh):
     result = vecgrade("status", "-c", fresh.root)
     assert result.exit_code == 0 and "broadcasting" in result.output and "detection" in result.output
+    assert "nothing graded yet" in result.output and not (fresh.root / "gradebook.db").exists()
 
 
 def test_feedback_before_grading(fresh):
@@ -170,6 +206,20 @@ def test_report_to_a_missing_folder(graded, tmp_path):
     assert not dest.parent.exists()
 
 
+def test_an_unwritable_output_is_one_line_before_any_work(graded, tmp_path):
+    """/proc takes no new file, even from root: the check is a real write beside the file, not a permission bit."""
+    for args in (("report", "broadcasting", "--csv", "/proc/x.csv"), ("report", "broadcasting", "--html", "/proc/x.html"),
+                 ("export", "--to", "/proc/g.csv")):
+        result = vecgrade(*args, "-c", graded.root)
+        assert_user_error(result, "cannot write /proc/", "choose another " + args[-2])
+        assert result.stdout == "", result.stdout  # no table printed first
+    good = vecgrade("report", "broadcasting", "--csv", tmp_path / "parts.csv", "--html", tmp_path / "r.html",
+                    "-c", graded.root)
+    assert good.exit_code == 0 and (tmp_path / "parts.csv").is_file() and (tmp_path / "r.html").is_file()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # the probes are gone
+    assert vecgrade("export", "--to", tmp_path / "g.csv", "-c", graded.root).exit_code == 0
+
+
 def test_grade_an_unknown_student(graded):
     assert_user_error(vecgrade("grade", "broadcasting", "-s", "nobody", "-c", graded.root), "nobody", "ada, ")
 
@@ -182,10 +232,37 @@ def test_refused_submissions_say_what_to_do_and_leave_nothing_behind(graded):
                         f"{shlex.quote(TWO)}")
     assert why[EMPTY].startswith("EmptyNotebookError: broadcasting.ipynb in submitted/emp/broadcasting/ is an empty "
                                  "notebook (no cells): not graded") and why[EMPTY].endswith("-s emp")
-    assert "JSON" in why[BROKEN]
+    assert why[BROKEN] == ("NotANotebookError: broadcasting.ipynb in submitted/zed/broadcasting/ is not a notebook "
+                           "(not JSON): not graded; put the student's real notebook there, then vecgrade grade "
+                           "broadcasting -s zed")
     for student in REFUSED:
         assert not (graded.root / "autograded" / student).exists(), student
     assert not set(REFUSED) & set(graded.part_scores(graded.assignments["broadcasting"]))  # not a 0 either
+
+
+def test_an_empty_submission_folder_says_what_to_put_there_and_counts_only_while_it_exists(graded, tmp_path):
+    folder = graded.root / "submitted" / "nob" / "broadcasting"
+    folder.mkdir(parents=True)
+    try:
+        result = vecgrade("grade", "broadcasting", "-s", "nob", "-c", graded.root)
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        fix = ("NoNotebookError: no notebook in submitted/nob/broadcasting/: put broadcasting.ipynb there, then "
+               "vecgrade grade broadcasting -s nob")
+        assert f"could not grade nob: {fix}" in result.stdout
+        assert {r["student"]: r["reason"] for r in read_rows(graded.root / UNGRADED)}["nob"] == fix
+        assert status_row(graded)[2:5] == ["7", "3", "4"]  # submitted, graded, ungraded: nob counts
+        dest = tmp_path / "grades.csv"
+        assert vecgrade("export", "broadcasting", "-c", graded.root, "--to", dest).exit_code == 0
+        assert "nob" in {r["student_id"] for r in _read(dest)}
+    finally:
+        shutil.rmtree(folder.parent)
+    assert status_row(graded)[2:5] == ["6", "3", "3"]  # the folder is gone: so is its row, everywhere
+    assert "could not grade nob" not in vecgrade("status", "-c", graded.root).output
+    assert vecgrade("export", "broadcasting", "-c", graded.root, "--to", dest).exit_code == 0
+    assert "nob" not in {r["student_id"] for r in _read(dest)}
+    report = vecgrade("report", "broadcasting", "-c", graded.root)
+    assert report.exit_code == 0 and "nob" not in report.output
+    assert "nob" in {r["student"] for r in read_rows(graded.root / UNGRADED)}  # until the next grading drops it
 
 
 def test_report_csv_shows_ungraded_not_zero(graded, tmp_path):
@@ -255,6 +332,24 @@ def test_status_counts_and_reasons(graded):
     assert "remove or rename broadcasting (1).ipynb" in output
 
 
+def test_status_reads_graded_from_the_gradebook_as_report_does(graded, tmp_path):
+    """autograded/ left behind by a deleted gradebook is not "graded": status says what report says."""
+    assert status_row(graded)[3] == "3"  # control: with its gradebook
+    book = graded.root / "gradebook.db"
+    book.rename(tmp_path / "gradebook.db")
+    try:
+        assert (graded.root / "autograded" / "ada" / "broadcasting").is_dir()
+        result = vecgrade("status", "broadcasting", "-c", graded.root)
+        assert result.exit_code == 0, result.output
+        assert status_row(graded)[3:6] == ["0", "3", "ada, bob, gus"]  # graded, ungraded, not graded yet
+        gone = f"no gradebook in {graded.root}: nothing graded yet (run `vecgrade grade ASSIGNMENT`)"
+        assert gone in result.stdout
+        assert_user_error(vecgrade("report", "broadcasting", "-c", graded.root), gone)
+        assert not book.exists()  # status created none
+    finally:
+        (tmp_path / "gradebook.db").rename(book)
+
+
 def test_reasons_are_printed_as_text_never_as_markup(graded):
     """A reason quotes the student's file names: rich markup in one is shown, not obeyed."""
     record = graded.root / UNGRADED
@@ -262,12 +357,14 @@ def test_reasons_are_printed_as_text_never_as_markup(graded):
     rows = read_rows(record) + [{"student": "ghost", "assignment": "broadcasting",
                                  "reason": "UnknownNotebookError: remove [link=https://evil.example]x[/link].ipynb"}]
     write_rows(record, ["student", "assignment", "reason"], rows)
+    (graded.root / "submitted" / "ghost" / "broadcasting").mkdir(parents=True)  # a row counts while its folder is there
     try:
         for args in (("status", "broadcasting"), ("report", "broadcasting")):
             output = vecgrade(*args, "-c", graded.root).output
             assert "[link=https://evil.example]x[/link].ipynb" in " ".join(output.split()), output
     finally:
         record.write_bytes(before)
+        shutil.rmtree(graded.root / "submitted" / "ghost")
 
 
 def test_feedback_missing_or_out_of_date_until_regenerated(graded):
@@ -332,6 +429,35 @@ def test_export_rows_status_and_max_points(graded, tmp_path):
     assert "changed after" not in result.output
 
 
+def test_an_assignment_never_graded_is_one_line_in_report_as_in_feedback(graded, tmp_path):
+    line = f"nothing autograded for strides in {graded.root} yet (run `vecgrade grade strides`)"
+    assert_user_error(vecgrade("report", "strides", "-c", graded.root), line)
+    assert_user_error(vecgrade("feedback", "strides", "-c", graded.root), line)
+    assert vecgrade("report", "broadcasting", "-c", graded.root).exit_code == 0  # control: graded, a table
+    dest = tmp_path / "grades.csv"  # the LMS file of an assignment nobody submitted: every row "not submitted"
+    result = vecgrade("export", "strides", "-c", graded.root, "--to", dest)
+    assert result.exit_code == 0 and "not graded yet" not in result.output, result.output
+    assert {r["strides status"] for r in _read(dest)[1:]} == {"not submitted"}
+
+
+def test_export_names_the_submissions_not_graded_yet(graded, tmp_path):
+    dest = tmp_path / "grades.csv"
+    result = vecgrade("export", "broadcasting", "-c", graded.root, "--to", dest)
+    assert result.exit_code == 0 and "not graded yet" not in result.output  # control: everyone graded or refused
+    folder = graded.root / "submitted" / "late" / "broadcasting"
+    folder.mkdir(parents=True)
+    shutil.copy(graded.root / "release" / "broadcasting" / "broadcasting.ipynb", folder)
+    try:
+        result = vecgrade("export", "broadcasting", "-c", graded.root, "--to", dest)
+        assert result.exit_code == 0, result.output
+        assert ("note: broadcasting: 1 submission(s) not graded yet, exported with empty marks (late); run "
+                "`vecgrade grade broadcasting`, then export again") in result.stdout
+        late = next(r for r in _read(dest) if r["student_id"] == "late")
+        assert late["broadcasting status"] == "not graded yet" and late["broadcasting total"] == ""
+    finally:
+        shutil.rmtree(folder.parent)
+
+
 def test_export_unknown_student(graded, tmp_path):
     assert_user_error(vecgrade("export", "-c", graded.root, "-s", "nobody", "--to", tmp_path / "g.csv"),
                       "nobody", "ada")
@@ -373,7 +499,7 @@ def test_html_report_is_self_contained(graded, tmp_path):
     assert page.count('src="data:image/png;base64,') == 3
     assert "<script" not in page and "<link" not in page and 'src="http' not in page  # nothing to fetch
     assert '<h2 id="ungraded">' in page and f"<td>{BROKEN}</td>" in page
-    assert GATED not in page and "# s" not in page and "raised NotImplementedError" in page
+    assert GATED not in page and "# s" not in page and "not written yet: `batch_outer` still raises NotImplementedError" in page
     assert "changed after the class was graded" not in page
 
 
@@ -413,6 +539,18 @@ def test_late_submission_shows_in_status_column(graded, tmp_path):
     assert people["bob"]["broadcasting status"] == "graded, late 2.0 h"
     assert people["ada"]["broadcasting status"] == "graded"
     assert people["bob"]["broadcasting total"] == "8"  # late is reported, not a penalty of ours
+
+
+def test_every_command_is_summed_up_in_one_line_of_the_help():
+    """``vecgrade --help`` lists a command by its docstring's first paragraph, keeping its line breaks."""
+    import inspect
+    for command in app.registered_commands:
+        summary = inspect.getdoc(command.callback).split("\n\n")[0]
+        assert "\n" not in summary, (command.callback.__name__, summary)
+    listed = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["--help"]).output
+    row = next(line for line in listed.splitlines() if "│ feedback" in line)
+    assert "(always forced)." in row, listed
+    assert "Students without grades are skipped and named." in " ".join(vecgrade("feedback", "--help").output.split())
 
 
 def test_a_mistake_in_the_command_line_itself_is_one_line(fresh):

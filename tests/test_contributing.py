@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from graders import KIT_ROOT
 from graders.course.demo import deserved_marks, roster_problems
@@ -105,6 +106,28 @@ def test_the_guide_names_only_files_of_the_repository_and_anchors_found_once():
     assert "/work/" not in GUIDE.read_text() and "](/" not in GUIDE.read_text()  # relative paths only
 
 
+def test_the_guides_exercise_has_one_half_loop_per_growing_axis(tmp_path):
+    """The rule the guide states, kept by its own example: every axis of ``sized``'s tensors that grows with the
+    size argument has its half loop (``row_norms`` is sized ``n x n``: two)."""
+    root = kit_copy(tmp_path)
+    for kind, step in guide_steps():
+        if kind == "edit" and step.startswith(("# in assignments/", "# at the end of assignments/")):
+            apply(root, step)
+    loaded = {k: v for k, v in sys.modules.items() if k.startswith("vecgrade_assignments")}
+    try:
+        ex = load_assignment(root / "assignments" / "broadcasting.py").exercise("row_norms")
+    finally:  # the kit's own modules back, for whatever runs next in this process
+        for name in [k for k in sys.modules if k.startswith("vecgrade_assignments")]:
+            del sys.modules[name]
+        sys.modules.update(loaded)
+    gen = torch.Generator().manual_seed(0)
+    small, large = ex.sized(gen, 4), ex.sized(gen, 8)
+    growing = [(i, axis) for i, (a, b) in enumerate(zip(small, large, strict=True)) if isinstance(a, torch.Tensor)
+               for axis, (m, n) in enumerate(zip(a.shape, b.shape, strict=True)) if m != n]
+    assert growing == [(0, 0), (0, 1)]
+    assert [fn.__name__ for fn in ex.half_loops] == ["row_norms_half_loop_n", "row_norms_half_loop_d"]
+
+
 def _extra_exercise(assignment):
     """``assignment`` with one more exercise, named as none of the demo tables knows it."""
     def row_norms(x):
@@ -175,7 +198,7 @@ def test_without_the_variants_or_the_demo_entry_validate_and_demo_say_what_is_mi
     root = kit_copy(tmp_path)
     for kind, step in guide_steps():
         if kind == "edit" and not step.startswith("# in demo/broadcasting.py, after the line `ALTERNATIVE"):
-            apply(root, re.sub(r"\n    (alternatives|half_loop)=.*", "", step))
+            apply(root, re.sub(r"\n    (alternatives|half_loops?)=.*", "", step))
     assert run(root, ".venv/bin/vecgrade build").returncode == 0
     validate = run(root, ".venv/bin/vecgrade validate broadcasting -e row_norms")
     assert validate.returncode != 0

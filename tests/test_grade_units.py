@@ -4,6 +4,8 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from graders.course.directory import Course
+from graders.course.grade import UNGRADED, StudentResult, record_ungraded, ungraded
+from graders.model.csvsafe import read_rows, write_rows
 from graders.pipeline.precomputed import PrecomputedMissing, PutBackPrecomputed, notebook_key, result_path
 
 
@@ -58,3 +60,15 @@ def test_put_back_uses_the_result_for_this_notebook_and_student_and_refuses_any_
         step.preprocess(_nb(source="x = 2"), ada)  # another version of the notebook
     with pytest.raises(PrecomputedMissing, match="broadcasting.ipynb"):
         step.preprocess(_nb(), bob)  # the same notebook, another student's: never ada's result
+
+
+def test_an_ungraded_row_counts_only_while_its_submission_is_there(course):
+    write_rows(course.root / UNGRADED, ["student", "assignment", "reason"],
+               [{"student": "ada", "assignment": "broadcasting", "reason": "NoNotebookError: no notebook"},
+                {"student": "zed", "assignment": "broadcasting", "reason": "NoNotebookError: no notebook"},
+                {"student": "cy", "assignment": "einops", "reason": "EmptyNotebookError: no cells"}])
+    assert ungraded(course, "broadcasting") == {"ada": "NoNotebookError: no notebook"}  # zed's folder is gone
+    assert ungraded(course, "einops") == {"cy": "EmptyNotebookError: no cells"}
+    record_ungraded(course, "broadcasting", [StudentResult("bob", False, 0.0, "NotANotebookError: not JSON")])
+    kept = {(r["student"], r["assignment"]) for r in read_rows(course.root / UNGRADED)}
+    assert kept == {("ada", "broadcasting"), ("bob", "broadcasting"), ("cy", "einops")}  # zed's row is dropped

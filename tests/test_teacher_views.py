@@ -8,7 +8,13 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 from graders.course.observed import GATED, Verdicts, read_verdicts
 from graders.course.report import render_html
 from graders.course.results import StudentRow, max_points, version_changes, version_fix
-from graders.pipeline.refusals import EmptyNotebookError, UnknownNotebookError, refusal
+from graders.pipeline.refusals import (
+    EmptyNotebookError,
+    NoNotebookError,
+    NotANotebookError,
+    UnknownNotebookError,
+    refusal,
+)
 
 
 def test_failures_that_differ_in_numbers_are_one_group_with_their_range():
@@ -41,6 +47,9 @@ def _error(text):
     return new_output("error", ename="TooSlow", evalue=text, traceback=[])
 
 
+STUB_VERDICT = "not written yet: `batch_outer` still raises NotImplementedError (the stub's line); replace it with your answer"
+
+
 def test_every_timed_answer_is_read_failures_included(tmp_path, broadcasting):
     _graded_notebook(tmp_path / "autograded/fast/broadcasting/broadcasting.ipynb",
                      new_output("stream", name="stdout", text="fast: passed. speedup 900.0x ..."), {"speedup": 900.0})
@@ -50,13 +59,13 @@ def test_every_timed_answer_is_read_failures_included(tmp_path, broadcasting):
     _graded_notebook(tmp_path / "autograded/loop/broadcasting/broadcasting.ipynb",
                      _error("38 calls took more than 0.3 s: over 12x the reference's time"))
     _graded_notebook(tmp_path / "autograded/stub/broadcasting/broadcasting.ipynb", _error(GATED),
-                     correct_output=new_output("error", ename="Incorrect", evalue="raised NotImplementedError",
+                     correct_output=new_output("error", ename="Incorrect", evalue=STUB_VERDICT,
                                                traceback=[]))
     v = read_verdicts(tmp_path, broadcasting, ["fast", "slowish", "loop", "stub", "absent"])
     speeds = sorted(((s.speedup or 0), s.passed) for s in v.speeds["batch_outer"])
     assert speeds == [(0, False), (45.0, False), (900.0, True)]  # the stub is not timed; the loop was stopped
     groups = {(f.part, f.message()) for f in v.frequent("batch_outer")}
-    assert ("correct", "raised NotImplementedError") in groups
+    assert ("correct", STUB_VERDICT) in groups
     assert not any(GATED in message for _, message in groups)  # counted with its cause
 
 
@@ -107,5 +116,16 @@ def test_refusals_name_the_fix(tmp_path):
     nbformat.write(new_notebook(), folder / "broadcasting.ipynb")
     found = refusal(folder, {"broadcasting"}, "submitted/two/broadcasting/", "broadcasting", "two")
     assert isinstance(found, EmptyNotebookError) and "empty notebook" in str(found)
-    (folder / "broadcasting.ipynb").write_text("{ not json")  # left to nbgrader, which names the JSON error
-    assert refusal(folder, {"broadcasting"}, "submitted/two/broadcasting/", "broadcasting", "two") is None
+    for text, why in (("{ not json", "not JSON"), ("", "an empty file"), ("\n", "an empty file"),
+                      ("\xff\xfe", "not JSON")):
+        (folder / "broadcasting.ipynb").write_bytes(text.encode("latin-1"))
+        found = refusal(folder, {"broadcasting"}, "submitted/two/broadcasting/", "broadcasting", "two")
+        assert isinstance(found, NotANotebookError), text
+        assert str(found) == (f"NotANotebookError: broadcasting.ipynb in submitted/two/broadcasting/ is not a notebook "
+                              f"({why}): not graded; put the student's real notebook there, then vecgrade grade "
+                              "broadcasting -s two")
+    (folder / "broadcasting.ipynb").unlink()
+    found = refusal(folder, {"broadcasting"}, "submitted/two/broadcasting/", "broadcasting", "two")
+    assert isinstance(found, NoNotebookError)
+    assert str(found) == ("NoNotebookError: no notebook in submitted/two/broadcasting/: put broadcasting.ipynb there, "
+                          "then vecgrade grade broadcasting -s two")

@@ -22,6 +22,7 @@ from graders.model.exercise import Case
 from graders.sandbox.session import Deadline, WorkerFailure
 from graders.sandbox.shared import SharedArgs
 
+STUB = "raised NotImplementedError"
 CALL_MARGIN = 20.0  # times the loop version's time on the largest hidden case that one call may take
 CALL_FLOOR = 1.0  # seconds one call may always take
 
@@ -52,10 +53,15 @@ def call_limit(checks, cases: list[Case]) -> float:
 
 
 def correct(checks) -> Verdict:
+    """The first hidden case that fails, said with its label; an answer that raises NotImplementedError on the very
+    first case is the stub as handed out, and is said to be unwritten (its case says nothing to act on)."""
     cases = list(checks.ex.hidden(checks.gen))
     limit = call_limit(checks, cases) if cases else checks.timeouts.call
-    for case in cases:
+    for i, case in enumerate(cases):
         problem = check_case(checks, case, limit)
+        if problem and i == 0 and problem.startswith(STUB):
+            return Verdict("correct", False, f"not written yet: `{checks.ex.name}` still raises NotImplementedError "
+                           "(the stub's line); replace it with your answer")
         if problem:
             return Verdict("correct", False, f"{problem} ({case.label}; {describe_args(case.args)})")
     return Verdict("correct", True, f"all {len(cases)} hidden cases match in shape, dtype and value",

@@ -11,6 +11,7 @@ self-check's op count and speed estimate; nbgrader releases it with the notebook
 """
 from __future__ import annotations
 
+import ast
 import io
 from pathlib import Path
 
@@ -108,21 +109,47 @@ def setup_source(assignment: Assignment) -> str:
             f"register_exercises({assignment.name!r}, {{\n{facts},\n}}{preamble})")
 
 
+def _arguments(call: str, namespace: dict, skip: set[str]) -> str:
+    """The values a call reads, as a label tells them apart: a tensor by its shape, anything else by its repr."""
+    names = dict.fromkeys(n.id for n in ast.walk(ast.parse(call, mode="eval")) if isinstance(n, ast.Name))
+    shown = []
+    for name in (n for n in names if n in namespace and n not in skip):
+        value = namespace[name]
+        shown.append(f"{name} [{', '.join(map(str, value.shape))}]" if isinstance(value, torch.Tensor)
+                     else f"{name} = {value!r}")
+    return ", ".join(shown)
+
+
+def example_labels(calls: list[str], arguments: list[str]) -> list[str]:
+    """How the self-check names each visible example: its call; where two share a call, with the arguments that
+    tell them apart (``batch_outer(a) with a [2, 3]``); where even those agree, with its number."""
+    labels = [call if calls.count(call) == 1 else f"{call} with {args}" if args else call
+              for call, args in zip(calls, arguments, strict=True)]
+    return [label if labels.count(label) == 1 else f"{label} (example {i + 1})" for i, label in enumerate(labels)]
+
+
 def _example_cell(ex: Exercise, assignment: Assignment) -> str:
     preamble = assignment.preamble
     lines = [f"# Visible examples for `{ex.name}`: run this cell after your answer cell.",
              "# The grader checks many more inputs (hidden), of several sizes and layouts.",
              f"examples = examples_of({ex.name!r})"]
+    namespaces = []
     for example in ex.examples:
         namespace: dict = {}
         exec(preamble, namespace)
+        skip = set(namespace)  # torch, einops: not an argument
         exec(example.setup, namespace)
         namespace[ex.name] = ex.reference
+        namespaces.append((namespace, skip | {ex.name}))
+    arguments = [_arguments(e.call, ns, skip) for e, (ns, skip) in zip(ex.examples, namespaces, strict=True)]
+    labels = example_labels([e.call for e in ex.examples], arguments)
+    for example, (namespace, _), label in zip(ex.examples, namespaces, labels, strict=True):
         expected = eval(example.call, namespace)
         if example.note:
             lines.append(f"# {example.note}")
         lines.append(example.setup)
-        lines.append(f"examples.expect({example.call!r}, {tensor_literal(expected)})")
+        named = "" if label == example.call else f", label={label!r}"
+        lines.append(f"examples.expect({example.call!r}, {tensor_literal(expected)}{named})")
     lines.append("examples.report()  # the grader's loop check over all your cells, work at two sizes, "
                  "a speed estimate")
     return "\n".join(lines)

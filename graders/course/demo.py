@@ -159,14 +159,15 @@ def run_demo(directory: Path, assignment_name: str, console: Console, errors: Co
     except DemoError as exc:
         (errors or console).print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2
-    course = make_course(directory)
-    problems = roster_problems(KIT_ROOT, course.assignments[assignment_name])
+    # the kit's definitions, as make_course is about to copy them: a class that lacks an entry touches no disk
+    problems = roster_problems(KIT_ROOT, load_course(KIT_ROOT / "assignments")[assignment_name])
     for problem in problems:
         (errors or console).print(f"[red]error:[/red] {escape(problem)}", highlight=False, soft_wrap=True)
     if problems:
         return 2
+    course = make_course(directory, KIT_ROOT)
     people = load_roster(KIT_ROOT, course.assignments[assignment_name])
-    console.print(f"[bold]1. course directory[/bold] {course.root}")
+    console.print(f"[bold]1. course directory[/bold] {escape(str(course.root))}", soft_wrap=True, highlight=False)
     for a in course.assignments.values():
         write_source(course.root, a)
     console.print(f"[bold]2. built[/bold] source/ for {', '.join(course.assignments)}")
@@ -175,7 +176,8 @@ def run_demo(directory: Path, assignment_name: str, console: Console, errors: Co
                            ("release_assignment", api.release_assignment)):
             result = call(assignment_name)
             if not result["success"]:
-                console.print(f"[red]nbgrader {step} failed:[/red]\n{result.get('log', '')}\n{result.get('error', '')}")
+                console.print(f"[red]nbgrader {step} failed:[/red]\n"
+                              + escape(f"{result.get('log', '')}\n{result.get('error', '')}"))
                 return 1
     console.print(f"[bold]3. nbgrader generate_assignment + release_assignment[/bold] {assignment_name}")
     students = submit_class(course, assignment_name, people)
@@ -183,14 +185,16 @@ def run_demo(directory: Path, assignment_name: str, console: Console, errors: Co
     results = grade_class(course, assignment_name, students, console=console)
     for r in results:
         if not r.success:
-            console.print(f"[yellow]could not grade {escape(r.student)}[/yellow]: {escape(r.reason)}")
+            console.print(f"[yellow]could not grade {escape(r.student)}[/yellow]: {escape(r.reason)}", soft_wrap=True,
+                          highlight=False)
     feedback = write_feedback(course, assignment_name)
     console.print(f"[bold]5. feedback[/bold] for {len(feedback.written)} student(s) in feedback/"
-                  + (f"; [red]FAILED[/red] for {', '.join(feedback.failed)}" if feedback.failed else ""))
+                  + (f"; [red]FAILED[/red] for {escape(', '.join(feedback.failed))}" if feedback.failed else ""))
     csv_path = course.root / "grades.csv"
     with Gradebook(course.db_url) as gb:  # the same file as `vecgrade export --to grades.csv`
         write_csv(export_rows(gb, course, [course.assignments[assignment_name]]), csv_path)
-    console.print(f"[bold]6. CSV export[/bold] {csv_path} (as `vecgrade export {assignment_name}` writes it)")
+    console.print(f"[bold]6. CSV export[/bold] {escape(str(csv_path))} (as `vecgrade export {assignment_name}` writes "
+                  "it)", soft_wrap=True, highlight=False)
     table, wrong = deserved_table(course, assignment_name, people)
     console.print(table)
     per_nb = sum(r.seconds for r in results) / max(len(results), 1)

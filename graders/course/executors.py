@@ -126,8 +126,12 @@ class Pool:
         return outcomes
 
     def close(self) -> None:
+        """End the pool. With nothing in flight (a run's end, a broken pool) it waits for its manager thread and
+        processes: left behind, that thread was still closing its wake-up pipe when the interpreter exited, and
+        concurrent.futures' exit hook wrote into it ("Exception ignored in ... _python_exit ... OSError: [Errno 9]
+        Bad file descriptor"). With jobs in flight (an interrupted run) it does not wait for them."""
         if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool.shutdown(wait=not self.running, cancel_futures=True)
             self.pool = None
 
 

@@ -100,15 +100,25 @@ def record_ungraded(course: Course, assignment: str, results: list[StudentResult
     """Keep ``ungraded.csv`` (student, assignment, reason) current: the "could not grade" record.
 
     nbgrader writes no grade rows for a submission it could not grade, so the
-    record of why lives here; a later successful grading removes the row.
+    record of why lives here; a later successful grading removes the row, and so
+    does any grading once the submission's folder is gone (see ``ungraded``).
     """
     path = course.root / UNGRADED
     done = {x.student for x in results}
-    rows = [r for r in read_rows(path) if r["assignment"] != assignment or r["student"] not in done]
+    rows = [r for r in read_rows(path) if (r["assignment"] != assignment or r["student"] not in done)
+            and _still_submitted(course, r["student"], r["assignment"])]
     rows += [{"student": r.student, "assignment": assignment, "reason": r.reason} for r in results if not r.success]
     if rows or path.exists():
         write_rows(path, ["student", "assignment", "reason"], rows)
 
 
+def _still_submitted(course: Course, student: str, assignment: str) -> bool:
+    return (course.root / "submitted" / student / assignment).is_dir()
+
+
 def ungraded(course: Course, assignment: str) -> dict[str, str]:
-    return {r["student"]: r["reason"] for r in read_rows(course.root / UNGRADED) if r["assignment"] == assignment}
+    """{student: why} for each submission of ``assignment`` that could not be graded and is still there: a row of
+    ``ungraded.csv`` whose ``submitted/<student>/<assignment>/`` was deleted counts nowhere (status, report,
+    export, the formgrader), and the next grading drops it."""
+    return {r["student"]: r["reason"] for r in read_rows(course.root / UNGRADED)
+            if r["assignment"] == assignment and _still_submitted(course, r["student"], assignment)}

@@ -24,6 +24,10 @@ class NoGradebook(FileNotFoundError):
     """The course has no gradebook yet (nothing was graded), or it cannot be opened."""
 
 
+class NothingGraded(NoGradebook):
+    """The course's SQLite gradebook does not exist: nothing was graded yet (or it was deleted)."""
+
+
 def _sqlite_file(url: str) -> Path | None:
     """The file of a SQLite gradebook URL (None for another database)."""
     parsed = make_url(url)
@@ -35,7 +39,7 @@ def open_gradebook(course: Course) -> Gradebook:
     url = course.db_url
     path = _sqlite_file(url)
     if path is not None and not path.exists():
-        raise NoGradebook(f"no gradebook in {course.root}: nothing graded yet (run `vecgrade grade ASSIGNMENT`)")
+        raise NothingGraded(f"no gradebook in {course.root}: nothing graded yet (run `vecgrade grade ASSIGNMENT`)")
     _put_scripts_on_path()  # nbgrader runs `alembic` to create the tables of a new database
     try:
         return Gradebook(url)
@@ -43,6 +47,19 @@ def open_gradebook(course: Course) -> Gradebook:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise NoGradebook(f"cannot open the gradebook {make_url(url).render_as_string(hide_password=True)}: "
                           f"{first}") from None
+
+
+def gradebook_submissions(course: Course, names: list[str]) -> dict[str, set[str]]:
+    """{assignment: the students with a submission of it in the gradebook}: who is graded, as report, feedback and
+    export read it (``NothingGraded`` without a gradebook, ``NoGradebook`` when it cannot be opened)."""
+    with open_gradebook(course) as gb:
+        out: dict[str, set[str]] = {}
+        for name in names:
+            try:
+                out[name] = {sub.student.id for sub in gb.find_assignment(name).submissions}
+            except MissingEntry:
+                out[name] = set()
+        return out
 
 
 def gradebook_problem(course: Course, assignment: str) -> str | None:
@@ -106,6 +123,14 @@ def version_fix(gb: Gradebook, assignment: Assignment) -> str:
     return ""
 
 
+def nothing_graded(course: Course, assignment: str) -> str:
+    """The one line for an assignment nothing of which was graded (``feedback`` and ``report`` say it alike)."""
+    return f"nothing autograded for {assignment} in {course.root} yet (run `vecgrade grade {assignment}`)"
+
+
+NOT_GRADED_YET = "not graded yet"
+
+
 @dataclass
 class StudentRow:
     student: str
@@ -144,7 +169,7 @@ def class_marks(gb: Gradebook, course: Course, assignment: Assignment) -> list[S
         if student in why:
             rows[student] = StudentRow(student, {i: None for i in ids}, f"ungraded: {why[student]}")
         elif student not in rows:
-            rows[student] = StudentRow(student, {i: None for i in ids}, "not graded yet")
+            rows[student] = StudentRow(student, {i: None for i in ids}, NOT_GRADED_YET)
     return [rows[s] for s in sorted(rows)]
 
 

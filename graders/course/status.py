@@ -1,10 +1,13 @@
-"""``vecgrade status``: where each assignment stands, from the course folders, ``ungraded.csv`` and the records.
+"""``vecgrade status``: where each assignment stands, from the course folders, the gradebook, ``ungraded.csv`` and
+the records.
 
-A graded student's feedback is "not written yet" when there is no HTML, and "out of date" when the
-HTML is older than the autograded notebook it was made from (nbgrader skips existing feedback
-unless forced). Every ungraded submission is named with its reason, and every disagreement
-between a submission's ``timestamp.txt`` and its time of record is named too. ``status_table``
-builds the table (other sections, such as a grading queue, can be added beside it).
+Graded means what report, feedback and export read: a submission in the gradebook (without a
+gradebook, nothing is graded, whatever ``autograded/`` holds). A graded student's feedback is "not
+written yet" when there is no HTML, and "out of date" when the HTML is older than the autograded
+notebook it was made from (nbgrader skips existing feedback unless forced). Every ungraded
+submission is named with its reason, and every disagreement between a submission's
+``timestamp.txt`` and its time of record is named too. ``status_table`` builds the table (other
+sections, such as a grading queue, can be added beside it).
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from rich.table import Table
 
 from graders.course.directory import Course
 from graders.course.grade import ungraded
-from graders.course.results import feedback_paths
+from graders.course.results import NothingGraded, feedback_paths, gradebook_submissions
 from graders.pipeline.arrivals import arrivals
 
 COLUMNS = ("assignment", "released", "submitted", "graded", "ungraded", "not graded yet", "no feedback yet",
@@ -39,19 +42,20 @@ class AssignmentStatus:
         return [s for s in self.submitted if s not in self.graded and s not in self.ungraded]
 
 
-def assignment_status(course: Course, name: str) -> AssignmentStatus:
+def assignment_status(course: Course, name: str, in_gradebook: set[str]) -> AssignmentStatus:
+    """``name``'s status; ``in_gradebook``: the students with a submission of it in the gradebook."""
     released = (course.root / "release" / name).is_dir()
     submitted = course.submitted_students(name)
     why = ungraded(course, name)
     graded, missing, stale = [], [], []
     for student in submitted:
-        notebook, html = feedback_paths(course, name, student)
-        if student in why or not notebook.exists():
+        if student in why or student not in in_gradebook:
             continue
         graded.append(student)
+        notebook, html = feedback_paths(course, name, student)
         if not html.exists():
             missing.append(student)
-        elif html.stat().st_mtime < notebook.stat().st_mtime:
+        elif notebook.exists() and html.stat().st_mtime < notebook.stat().st_mtime:
             stale.append(student)
     recorded = arrivals(course.root)
     notes = [recorded[s, name].note() for s in submitted if (s, name) in recorded]
@@ -63,14 +67,19 @@ def _names(students: list[str]) -> str:
 
 
 def status_table(course: Course, names: list[str]) -> tuple[Table, list[str]]:
-    """The status table of ``names``, and the lines to print under it (reasons, timestamp notes: plain text,
-    to print without markup)."""
+    """The status table of ``names``, and the lines to print under it (no gradebook, reasons, timestamp notes:
+    plain text, to print without markup). A gradebook that cannot be opened raises ``NoGradebook``."""
     table = Table(title="vecgrade status")
     for column in COLUMNS:
         table.add_column(column)
     lines = []
+    try:
+        in_gradebook = gradebook_submissions(course, names)
+    except NothingGraded as exc:
+        in_gradebook = {}
+        lines.append(str(exc))
     for name in names:
-        s = assignment_status(course, name)
+        s = assignment_status(course, name, in_gradebook.get(name, set()))
         table.add_row(name, "yes" if s.released else "no", str(len(s.submitted)), str(len(s.graded)),
                       str(len(s.ungraded)), _names(s.waiting), _names(s.no_feedback), _names(s.stale_feedback))
         lines += [f"{name}: could not grade {student}: {why}" for student, why in sorted(s.ungraded.items())]

@@ -22,6 +22,7 @@ load before converting) points both at ``SafeAutograde``; config written for
 from __future__ import annotations
 
 import fnmatch
+import glob
 import json
 import os
 import shutil
@@ -35,7 +36,7 @@ from traitlets import Integer
 from traitlets.config import Configurable
 
 from graders.pipeline import arrivals
-from graders.pipeline.refusals import known_notebooks, submission_refusal
+from graders.pipeline.refusals import NoNotebookError, known_notebooks, submission_refusal
 from graders.sandbox.policy import Sandbox
 
 
@@ -162,6 +163,21 @@ def copy_regular_files(source: str, dest: str, intake: Intake | None = None, ign
 
 class SafeAutograde(Autograde):
     """nbgrader's ``Autograde``, refusing unsafe submissions and unconfined grading before copying anything."""
+
+    def init_notebooks(self) -> None:
+        """One student's folder without a notebook is refused with the fix (nbgrader looks for notebooks before
+        ``init_assignment``, and says only "No notebooks were matched by ...")."""
+        assignment_id, student_id = self.coursedir.assignment_id, self.coursedir.student_id
+        folder = self._format_source(assignment_id, student_id)
+        if os.path.isdir(folder) and not glob.glob(os.path.join(glob.escape(folder), "*.ipynb")):
+            # one student's submission (not a pattern over several) without a notebook
+            refused = submission_refusal(self.coursedir.root, folder, known_notebooks(self.coursedir.db_url,
+                                                                                      assignment_id),
+                                         assignment_id, student_id)
+            if isinstance(refused, NoNotebookError):
+                self.log.error("vecgrade: %s", refused)
+                raise refused
+        super().init_notebooks()
 
     def init_assignment(self, assignment_id: str, student_id: str) -> None:
         arrivals.note_arrival(self, assignment_id, student_id)  # its time of record, before anything may refuse it

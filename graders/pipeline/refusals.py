@@ -1,12 +1,16 @@
-"""Submissions refused before any grading, each with the fix: a notebook nbgrader does not know, an empty notebook.
+"""Submissions refused before any grading, each with the fix: no notebook at all, a notebook nbgrader does not
+know, a file that is not a notebook, an empty notebook.
 
 nbgrader 0.9.6 grades the notebooks of a submission it knows and only logs
 "Skipping unknown notebook" for the others (``broadcasting (1).ipynb``, a
 browser's copy of a download), so a student who submitted the wrong one of two
 files would get a 0. A notebook with no cells would get a 0 for every answer,
-as if each were wrong. Both are the teacher's to sort out, so both refuse the
-submission as a whole (nothing of it reaches the gradebook), with one line that
-says what to do; ``SafeAutograde`` raises it before nbgrader copies anything.
+as if each were wrong. An empty folder or a file that is not JSON (a 0-byte
+upload) only got nbgrader's own words ("No notebooks were matched by ...",
+``NotJSONError: Notebook does not appear to be JSON: ''``), which name no fix.
+All are the teacher's to sort out, so all refuse the submission as a whole
+(nothing of it reaches the gradebook), with one line that says what to do;
+``SafeAutograde`` raises it before nbgrader copies anything.
 """
 from __future__ import annotations
 
@@ -27,12 +31,43 @@ class EmptyNotebookError(NbGraderException):
     """A notebook in the submission has no cells at all."""
 
 
-def _has_no_cells(path: Path) -> bool:
-    """True for a well-formed notebook without cells (a file that is not JSON is left to nbgrader's own reason)."""
+class NotANotebookError(NbGraderException):
+    """A ``.ipynb`` file in the submission is empty or not JSON."""
+
+
+class NoNotebookError(NbGraderException):
+    """The submission folder holds no notebook at all."""
+
+
+def _read(path: Path) -> bytes | None:
+    """The file's bytes (None when it cannot be read: left to nbgrader's own reason)."""
     try:
         with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as f:
-            nb = json.load(f)
-    except (OSError, ValueError):
+            return f.read()
+    except OSError:
+        return None
+
+
+def _not_json(path: Path) -> str:
+    """Why ``path`` is not a notebook at all ("an empty file", "not JSON"), or "" when it is JSON."""
+    data = _read(path)
+    if data is None:
+        return ""
+    if not data.strip():
+        return "an empty file"
+    try:
+        json.loads(data)
+    except ValueError:  # JSONDecodeError, UnicodeDecodeError
+        return "not JSON"
+    return ""
+
+
+def _has_no_cells(path: Path) -> bool:
+    """True for a well-formed notebook without cells (a file that is not JSON is ``_not_json``'s)."""
+    data = _read(path)
+    try:
+        nb = json.loads(data) if data is not None else None
+    except ValueError:
         return False
     return isinstance(nb, dict) and isinstance(nb.get("cells"), list) and not nb["cells"]
 
@@ -42,11 +77,18 @@ def refusal(folder: Path, known: set[str], shown: str, assignment: str, student:
     the folder as the teacher should read it), or None; the message ends with the command to run after the fix."""
     regrade = f"then vecgrade grade {shlex.quote(assignment)} -s {shlex.quote(student)}"
     notebooks = sorted(p for p in Path(folder).glob("*.ipynb") if p.is_file() and not p.is_symlink())
+    expected = ", ".join(f"{n}.ipynb" for n in sorted(known))
+    if not notebooks:
+        return NoNotebookError(f"NoNotebookError: no notebook in {shown}: put {expected} there, {regrade}")
     unknown = [p.name for p in notebooks if p.stem not in known]
     if unknown:
-        expected = ", ".join(f"{n}.ipynb" for n in sorted(known))
         return UnknownNotebookError(f"UnknownNotebookError: remove or rename {', '.join(unknown)} in {shown} "
                                     f"(the assignment's notebook: {expected}), {regrade}")
+    broken = [(p.name, why) for p in notebooks if (why := _not_json(p))]
+    if broken:
+        name, why = broken[0]
+        return NotANotebookError(f"NotANotebookError: {name} in {shown} is not a notebook ({why}): not graded; "
+                                 f"put the student's real notebook there, {regrade}")
     empty = [p.name for p in notebooks if _has_no_cells(p)]
     if empty:
         return EmptyNotebookError(f"EmptyNotebookError: {', '.join(empty)} in {shown} is an empty notebook (no cells): "

@@ -100,6 +100,11 @@ class Example:
     expected: torch.Tensor  # what `mismatch` compares the output against
     rtol: float
     atol: float
+    label: str = ""  # how the lines name it, when its call alone does not tell it from another example
+
+    @property
+    def name(self) -> str:
+        return self.label or self.call
 
     def problem(self, function: str | None = None) -> str | None:
         """The grader's message for this example, or None when it matches.
@@ -148,20 +153,24 @@ class Examples:
     examples: list[Example] = field(default_factory=list)
     _measured: dict = field(default_factory=dict)  # (what, function) -> result: the report and grade cells share it
 
-    def expect(self, call: str, expected, rtol: float | None = None, atol: float | None = None) -> None:
-        """Record a visible example (``call`` over the caller's current variables) and print whether it matches."""
+    def expect(self, call: str, expected, rtol: float | None = None, atol: float | None = None,
+               label: str = "") -> None:
+        """Record a visible example (``call`` over the caller's current variables) and print whether it matches;
+        ``label`` names it where another example has the same call (``vecgrade build`` writes it)."""
         example = Example(call, _bindings(call, sys._getframe(1).f_globals), expected,
-                          self.rtol if rtol is None else rtol, self.atol if atol is None else atol)
+                          self.rtol if rtol is None else rtol, self.atol if atol is None else atol, label)
         self.examples.append(example)
-        _print_example(call, example.problem(self.name))
+        _print_example(example.name, example.problem(self.name))
 
     # -- the three parts, as (passed, message) -----------------------------------------------
     def correct(self) -> tuple[bool, str]:
         for example in self.examples:
             problem = example.problem(self.name)
             if problem:
-                return False, f"{example.call}: {problem}"
-        return True, f"all {len(self.examples)} visible examples match (the grader also checks hidden inputs)"
+                return False, f"{example.name}: {problem}"
+        matched = "the visible example matches" if len(self.examples) == 1 else \
+            f"all {len(self.examples)} visible examples match"
+        return True, f"{matched} (the grader also checks hidden inputs)"
 
     def findings(self, fn=None) -> list[Finding]:
         """The grader's static findings over every cell the kernel ran."""
@@ -243,7 +252,7 @@ class Examples:
             elif part == "fast":
                 print(f"[~] fast: {message}" if passed else f"[x] fast: {message}")
             else:
-                print(f"[ok] {message}" if passed else f"[x] {message}")
+                print(f"[ok] {part}: {message}" if passed else f"[x] {part}: {message}")
 
 
 def estimate(ratio: float, size: int, required: float) -> str:
