@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import gc
 import os
 import signal
 import socket
@@ -135,7 +136,11 @@ def _serve(control: socket.socket, children: set[int]) -> None:
 
 
 def main() -> None:
-    serve(worker.warm_start(shell.warm_up))  # the feedback shells' IPython, paid once
+    control = worker.warm_start(shell.warm_up)  # the feedback shells' IPython, paid once
+    # what the server holds now is for good: the collector of a forked process never walks it, so the pages stay
+    # shared with the server instead of being copied into every jail
+    gc.freeze()
+    serve(control)
 
 
 if __name__ == "__main__":

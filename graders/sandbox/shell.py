@@ -23,6 +23,7 @@ grader reads its replies against deadlines, caps them and checks their shape
 from __future__ import annotations
 
 import builtins
+import importlib
 import io
 import os
 import signal
@@ -252,8 +253,10 @@ def serve(sock: socket.socket) -> None:
 
 
 def warm_up() -> None:
-    """In the warm server: pay IPython's lazy imports once (a shell made, used and dropped), then put back what
-    making it changed in this process (``__main__``, two builtins), so the processes it forks start clean."""
+    """In the warm server: pay IPython's lazy imports once (a shell made, used and dropped), and the course
+    package's self-check that every notebook's first cell imports; then put back what making the shell changed
+    in this process (``__main__``, two builtins), so the processes it forks start clean."""
+    importlib.import_module("graders.student.selfcheck")
     main, names = sys.modules.get("__main__"), set(vars(builtins))
     stdout, stderr = sys.stdout, sys.stderr
     try:
