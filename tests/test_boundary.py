@@ -125,6 +125,33 @@ def test_the_clock_counts_the_workers_cpu_time_not_the_wall_time():
     assert idle < 0.05 and busy >= 0.19, (idle, busy)
 
 
+def test_a_request_past_its_deadline_says_how_much_cpu_it_had_and_only_a_busy_one_is_slow():
+    """A wall-clock deadline only bounds a request: one that computed all along is too slow, one the machine kept
+    waiting (here: asleep) is a stall, measured again rather than failed."""
+    from types import SimpleNamespace
+
+    from graders.checks.fast import Slow, Stalled, _timed
+    from graders.checks.timing import Staged
+    from graders.sandbox.session import Deadline
+    cells = [("cell", "import time\ndef idle(a):\n    time.sleep(5)\n    return a\n"
+                      "def busy(a):\n    while True:\n        pass\n")]
+    calls = [((torch.ones(1),), {})]
+    checks = SimpleNamespace(ex=SimpleNamespace(ref_factor=3, speedup=20))
+    with WorkerSession(cells) as worker:
+        with pytest.raises(Deadline) as idle:
+            worker.timed_request(encode(("bench", {"name": "idle", "calls": calls, "which": [0]})), 0.4)
+        with pytest.raises(Deadline) as busy:
+            worker.timed_request(encode(("bench", {"name": "busy", "calls": calls, "which": [0]})), 0.4)
+        assert idle.value.cpu is not None and idle.value.cpu < 0.1, idle.value.cpu
+        assert busy.value.cpu is not None and busy.value.cpu > 0.2, busy.value.cpu
+        for name, kind in (("idle", Stalled), ("busy", Slow)):
+            staged = Staged.of(name, calls, torch.Generator().manual_seed(0))
+            with pytest.raises(Slow) as raised:
+                _timed(checks, worker, staged, 0.4)
+            assert type(raised.value) is kind, name
+            assert "took more than 0.4 s" in str(raised.value)
+
+
 def test_the_reference_is_timed_in_the_same_kind_of_jailed_child_as_the_student(broadcasting, tmp_path):
     from graders.sandbox.policy import Sandbox
     sandbox = Sandbox(course_root=str(tmp_path))

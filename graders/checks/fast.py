@@ -7,10 +7,13 @@ reference in a fresh child of the same kind (graders.checks.reference).
 
 1. A warm-up call (first calls pay lazy init), then a *probe* of k/16 calls
    cut at ``PROBE_LIMIT`` seconds of wall time (an answer that takes seconds
-   per request, a Python loop, fails there in a fraction of a second; an
-   honest answer needs a few milliseconds for it), then one untimed request
-   of k calls (memory touched for the first time costs up to 3x). The
-   reference's timing child goes through the same three.
+   per request, a Python loop, fails there in a tenth of a second; an honest
+   answer needs a few milliseconds for it), then one untimed request of k
+   calls (memory touched for the first time costs up to 3x). The reference's
+   timing child goes through the same three. A request past its wall-clock
+   deadline fails only if the worker spent at least half of it on the CPU;
+   one the machine kept waiting (``Stalled``) is measured again, once, in a
+   fresh child.
 2. One repetition of k calls, against the reference's time on the same
    inputs, measured once and shared by the run's students: when the answer
    passes both thresholds by a factor ``CLEAR``, that decides it. Only a pass
@@ -35,7 +38,8 @@ from graders.checks.timing import timed
 from graders.checks.vocabulary import StudentError, Verdict, clone_args
 from graders.sandbox.session import Deadline, WorkerFailure, WorkerSession
 
-PROBE, PROBE_LIMIT = 16, 0.3  # the probe runs k // PROBE calls; its wall-clock deadline's floor, in seconds
+PROBE, PROBE_LIMIT = 16, 0.1  # the probe runs k // PROBE calls; its wall-clock deadline's floor, in seconds
+STALLED = 0.5  # a request past its deadline with less than this share of it on the CPU was kept waiting
 CLEAR = 2.0  # one repetition decides when the verdict is this clear on both thresholds
 REPS, MIN_REPS, MARGIN = 5, 3, 2.0  # near a threshold: up to REPS alternations, stopping once MARGIN-clear
 
@@ -68,7 +72,46 @@ def _check_outputs(ex, staged, outs) -> Verdict | None:
     return None
 
 
+class Slow(Exception):
+    """A request ran past its wall-clock deadline computing all along: the answer is too slow (``verdict``)."""
+
+    def __init__(self, verdict: Verdict):
+        super().__init__(verdict.message)
+        self.verdict = verdict
+
+
+class Stalled(Slow):
+    """A request ran past its wall-clock deadline while the worker got less than ``STALLED`` of that time on the CPU:
+    the machine kept it waiting, which says nothing of the answer (``verdict``: what it would cost if it happened
+    again)."""
+
+
+def _timed(checks, student: WorkerSession, staged, limit: float) -> tuple[float, list]:
+    """``timing.timed`` against a wall-clock ``limit``: a worker that spent it computing is too slow, one that
+    spent it waiting for the CPU has stalled (``Stalled``)."""
+    try:
+        return timed(student, staged, limit)
+    except Deadline as exc:
+        verdict = too_slow(checks.ex, len(staged.calls), limit)
+        if exc.cpu is not None and exc.cpu < STALLED * limit:
+            raise Stalled(verdict) from None
+        raise Slow(verdict) from None
+
+
 def fast(checks) -> Verdict:
+    """The "fast" verdict; a measurement the machine stalled is taken again, once, in a fresh child."""
+    for attempt in range(2):
+        try:
+            return _fast(checks)
+        except Stalled as exc:
+            if attempt:
+                return exc.verdict
+        except Slow as exc:
+            return exc.verdict
+    raise AssertionError("unreachable: the second attempt returns")
+
+
+def _fast(checks) -> Verdict:
     ex, run, reference = checks.ex, checks.run_state, checks.reference
     try:
         calibration = reference.calibration(ex)
@@ -83,11 +126,7 @@ def fast(checks) -> Verdict:
                       max(PROBE_LIMIT, 4 * ex.ref_factor * one * probe + 0.1),
                       max(checks.timeouts.bench_min, 4 * ex.ref_factor * one * k + 0.5)]
             for staged, limit in zip(warm_up, limits, strict=True):
-                limit = checks.budget(limit)
-                try:
-                    _, outs = timed(student, staged, limit)
-                except Deadline:
-                    return too_slow(ex, len(staged.calls), limit)
+                _, outs = _timed(checks, student, staged, checks.budget(limit))
                 wrong = _check_outputs(ex, staged, outs)
                 if wrong:
                     return wrong
@@ -99,10 +138,7 @@ def fast(checks) -> Verdict:
                     staged = run.bench_inputs(ex, f"repetition {rep}", k)
                     # far slower than the reference already fails: the limit stops a loop answer early
                     limit = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one * k + 0.5))
-                    try:
-                        t, outs = timed(student, staged, limit)
-                    except Deadline:
-                        return too_slow(ex, k, limit)
+                    t, outs = _timed(checks, student, staged, limit)
                     wrong = _check_outputs(ex, staged, outs)
                     if wrong:
                         return wrong

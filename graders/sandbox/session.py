@@ -43,7 +43,12 @@ class WorkerFailure(Exception):
 
 
 class Deadline(WorkerFailure):
-    """The worker did not reply in time (it has been killed)."""
+    """The worker did not reply in time (it has been killed). ``cpu``: for a timed request, the CPU seconds the
+    worker had spent on it by then (a worker that was running all along, or one the machine kept waiting)."""
+
+    def __init__(self, message: str, cpu: float | None = None):
+        super().__init__(message)
+        self.cpu = cpu
 
 
 @dataclass(frozen=True)
@@ -355,7 +360,7 @@ class WorkerSession:
         assert self.clock is not None, "a started child has its clock"
         try:
             before = self.clock.read()
-            reply, _ = self._exchange(message, timeout)
+            reply, _ = self._exchange(message, timeout, cpu_from=before)
             return reply, self.clock.read() - before
         except ClockUnavailable:
             self.kill()
@@ -364,7 +369,8 @@ class WorkerSession:
     def _send(self, op: str, timeout: float, fds=(), regions=(), **payload) -> tuple[dict, float]:
         return self._exchange(encode((op, payload), regions), timeout, fds, regions)
 
-    def _exchange(self, message: bytes, timeout: float, fds=(), regions=()) -> tuple[dict, float]:
+    def _exchange(self, message: bytes, timeout: float, fds=(), regions=(),
+                  cpu_from: float | None = None) -> tuple[dict, float]:
         sock = self.sock
         assert sock is not None, "requests go to a started child (start or request spawns it first)"
         start = time.perf_counter()
@@ -374,8 +380,14 @@ class WorkerSession:
             elapsed = time.perf_counter() - start
             reply = decode(data, regions)
         except TimeoutError:
+            cpu = None
+            if cpu_from is not None and self.clock is not None:
+                try:
+                    cpu = self.clock.read() - cpu_from
+                except ClockUnavailable:
+                    pass
             self.kill()
-            raise Deadline(f"did not return within {timeout:g} s") from None
+            raise Deadline(f"did not return within {timeout:g} s", cpu) from None
         except (EOFError, OSError):
             self.kill()
             raise WorkerFailure("the Python process running it died") from None

@@ -59,6 +59,13 @@ def _counter_class():
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Counter(TorchDispatchMode):
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            # torch wraps a mode's __torch_dispatch__ so that torch.compile skips it, and that wrapper imports
+            # torch._dynamo on first use (a second per process); nothing here runs under torch.compile (it is
+            # outside the checked subset), so the plain method counts the same
+            return False
+
         def __init__(self, ops: dict, cap: int):
             super().__init__()
             self.ops, self.cap, self.total = ops, cap, 0

@@ -35,7 +35,7 @@ NOT_TIMED = "not checked here: the grader times it"
 FAR = 6.0  # an estimate this many times off the speed bar is worth a word; nearer, only the grader's timing tells
 # under autograde the grader decides every part elsewhere: an example call that never ends costs the class
 # this long, not the kernel's whole cell timeout
-AUTOGRADE_EXAMPLE_SECONDS = 2.0
+AUTOGRADE_EXAMPLE_SECONDS = 1.0
 
 
 class _StillRunning(BaseException):
