@@ -134,3 +134,22 @@ def test_a_grading_run_killed_with_sigkill_leaves_nothing_after_the_next_run(tmp
     assert again.returncode == 0, again.stderr[-2000:]
     assert not (killed & leftovers()), killed & leftovers()
     assert not any(os.path.exists(path) for path in killed)
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not Sandbox().status()[0], reason="no sandbox here")
+def test_grading_processes_give_everything_back_when_the_run_ends(tmp_path, broadcasting, monkeypatch):
+    """A grading process ends without the interpreter's teardown (it took 0.8 s with torch loaded), so it gives back
+    what it holds first: its fork server and jails, its folders, its cgroups. Nothing of a finished run remains."""
+    from graders.course.grade import grade_class
+    monkeypatch.setattr(sys.modules["__main__"], "__spec__", None, raising=False)  # spawn under pytest-xdist
+    course = generated_course(tmp_path / "course", broadcasting)
+    release = nbformat.read(course.root / "release" / "broadcasting" / "broadcasting.ipynb", as_version=4)
+    person = Persona("ada", "reference answers", lambda ex: ex.reference_source(), lambda n: (1.0, 1.0, 1.0))
+    (course.root / "submitted" / "ada" / "broadcasting").mkdir(parents=True)
+    nbformat.write(person.notebook(release, broadcasting), course.root / "submitted" / "ada" / "broadcasting"
+                   / "broadcasting.ipynb")
+    before = leftovers()
+    [result] = grade_class(course, "broadcasting", ["ada"], jobs=2)
+    assert result.success, result.reason  # control: the run really graded, in its own processes
+    assert leftovers() - before == set()

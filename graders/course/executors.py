@@ -9,6 +9,7 @@ whose worker dies is rerun elsewhere (Dask's own retry on worker loss, plus one 
 """
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import os
 import secrets
@@ -18,7 +19,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Iterator
 
-from graders.pipeline.precomputed import GradingJob, JobResult, execute_and_judge
+from graders.pipeline.precomputed import GradingJob, JobResult, execute_and_judge, release
 
 Outcome = tuple[GradingJob, "JobResult | None", float, str]  # job, its result or None, seconds, error
 
@@ -26,6 +27,23 @@ Outcome = tuple[GradingJob, "JobResult | None", float, str]  # job, its result o
 def timed(job: GradingJob) -> tuple[JobResult, float]:
     start = time.perf_counter()
     return execute_and_judge(job), time.perf_counter() - start
+
+
+def _exit_now() -> None:
+    release()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(0)
+
+
+def exit_without_teardown() -> None:
+    """In a grading process, at exit: give back what grading holds (its fork server and jails stopped, its folders
+    removed: ``release``), then end without the interpreter's teardown of every module, which took 0.8 s with
+    torch loaded and kept the coordinator waiting at the end of each run."""
+    atexit.register(_exit_now)
 
 
 def warmed(job: GradingJob) -> int:
@@ -82,7 +100,8 @@ class Pool:
             main = sys.modules["__main__"]
             if not hasattr(main, "__spec__"):  # a host that embeds Python (pytest-xdist's execnet) left it out,
                 main.__spec__ = None           # and spawn reads it to find the main module: none to import
-            self.pool = ProcessPoolExecutor(self.n, mp_context=multiprocessing.get_context("spawn"))
+            self.pool = ProcessPoolExecutor(self.n, mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=exit_without_teardown)
         return self.pool
 
     def submit(self, job: GradingJob, retry: bool = True) -> None:

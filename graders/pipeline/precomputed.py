@@ -31,6 +31,7 @@ from graders.checks.own_modules import write_modules
 from graders.checks.submission import GradingRun
 from graders.pipeline.verdicts import VERDICTS
 from graders.sandbox.scratch import Scratch
+from graders.sandbox.session import ForkServer
 
 
 def notebook_key(nb: NotebookNode) -> str:
@@ -95,10 +96,16 @@ def _grading_run(seed: int) -> GradingRun:
 
 
 @atexit.register
-def _close_runs() -> None:
+def release() -> None:
+    """What this process holds for grading, given back: each run's reference templates, the definitions folders
+    and the fork server with every jail it started (idempotent; also at exit)."""
     for run in _runs.values():
         run.close()
     _runs.clear()
+    for scratch in _definitions.values():
+        scratch.cleanup()
+    _definitions.clear()
+    ForkServer.release_shared()
 
 
 @dataclass

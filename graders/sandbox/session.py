@@ -107,6 +107,13 @@ class ForkServer:
     _shared: "tuple[int, ForkServer] | None" = None
 
     @classmethod
+    def release_shared(cls) -> None:
+        """Stop this process's server, if it has one (the next ``shared`` starts a new one)."""
+        if cls._shared is not None and cls._shared[0] == os.getpid():
+            cls._shared[1].close()
+            cls._shared = None
+
+    @classmethod
     def shared(cls) -> "ForkServer":
         """This process's server (a forked or spawned grading process gets one of its own)."""
         if cls._shared is None or cls._shared[0] != os.getpid():
