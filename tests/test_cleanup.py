@@ -85,9 +85,10 @@ def test_a_tmpfs_scratch_left_by_a_killed_process_is_unmounted_and_removed(tmp_p
     assert not os.path.ismount(path) and not os.path.exists(path)
 
 
-def leftovers() -> set[str]:
-    """Owned folders, tmpfs mounts and jail groups on this machine whose owner has ended."""
-    found = {entry.path for entry in os.scandir(scratch.tempfile.gettempdir())
+def leftovers(folder: str | None = None) -> set[str]:
+    """Owned folders (in ``folder``, default the temporary folder), tmpfs mounts and jail groups on this machine
+    whose owner has ended."""
+    found = {entry.path for entry in os.scandir(folder or scratch.tempfile.gettempdir())
              if (m := NAME.fullmatch(entry.name)) and not owner.alive(m.group(2))}
     with open("/proc/mounts") as f:
         found |= {line.split()[1] for line in f if (m := NAME.search(line.split()[1])) and not owner.alive(m.group(2))}
@@ -112,14 +113,18 @@ def test_a_grading_run_killed_with_sigkill_leaves_nothing_after_the_next_run(tmp
         (course.root / "submitted" / name / "broadcasting").mkdir(parents=True)
         nbformat.write(person.notebook(release, broadcasting), course.root / "submitted" / name / "broadcasting"
                        / "broadcasting.ipynb")
-    before = leftovers()
+    # a temporary folder of the run's own: another test's run, sweeping the machine's, cannot tidy this one up first
+    private = tmp_path / "tmp"
+    private.mkdir()
+    env = {**os.environ, "TMPDIR": str(private)}
+    before = leftovers(str(private))
     vecgrade = str(Path(sys.executable).with_name("vecgrade"))
-    run = subprocess.Popen([vecgrade, "grade", "broadcasting", "--jobs", "1"], cwd=course.root,
+    run = subprocess.Popen([vecgrade, "grade", "broadcasting", "--jobs", "1"], cwd=course.root, env=env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     kernel = f"vecgrade-kernel-{owner.tag(run.pid)}-"
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and run.poll() is None:  # until the slow student's kernel sleeps
-        if any(name.startswith(kernel) for name in os.listdir(scratch.tempfile.gettempdir())):
+        if any(name.startswith(kernel) for name in os.listdir(private)):
             time.sleep(8)
             break
         time.sleep(0.5)
@@ -127,12 +132,12 @@ def test_a_grading_run_killed_with_sigkill_leaves_nothing_after_the_next_run(tmp
     os.killpg(run.pid, 9)
     run.wait()
     time.sleep(2)  # the fork server sees its grader gone and ends its jails
-    killed = leftovers() - before
+    killed = leftovers(str(private)) - before
     assert any(kernel in path for path in killed), killed  # control: SIGKILL left the run's folders behind
-    again = subprocess.run([vecgrade, "grade", "broadcasting", "--jobs", "1", "-s", "ada"], cwd=course.root,
+    again = subprocess.run([vecgrade, "grade", "broadcasting", "--jobs", "1", "-s", "ada"], cwd=course.root, env=env,
                            capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stderr[-2000:]
-    assert not (killed & leftovers()), killed & leftovers()
+    assert not (killed & leftovers(str(private))), killed & leftovers(str(private))
     assert not any(os.path.exists(path) for path in killed)
 
 

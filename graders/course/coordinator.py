@@ -90,6 +90,8 @@ class ClassGrader:
         self.scheduler = scheduler
         self.executor = runner or executor(jobs, scheduler)
         self._own_executor = runner is None
+        if self._own_executor and hasattr(self.executor, "start"):
+            self.executor.start()  # a pool's processes start now, forked before any thread of this run exists
         self.verdicts: dict[str, dict] = {}  # program key -> {part: Verdict}, for this grader's life
         self.gradings: Counter[str] = Counter()  # program key -> how often a job computed its verdicts
         self._definitions: dict[str, str] | None = None

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+import multiprocessing.util
 import os
 import secrets
 import sys
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -39,11 +41,21 @@ def _exit_now() -> None:
     os._exit(0)
 
 
-def exit_without_teardown() -> None:
-    """In a grading process, at exit: give back what grading holds (its fork server and jails stopped, its folders
-    removed: ``release``), then end without the interpreter's teardown of every module, which took 0.8 s with
-    torch loaded and kept the coordinator waiting at the end of each run."""
+def grading_process() -> None:
+    """A pool process's start: when it ends (multiprocessing's own exit steps, on either start method), it gives
+    back what grading holds (its fork server and jails stopped, its folders removed: ``release``), then ends without
+    the interpreter's teardown of every module, which took 0.8 s with torch loaded and kept the coordinator waiting
+    at the end of each run (a forked process already ends that way)."""
+    multiprocessing.util.Finalize(None, release, exitpriority=100)
     atexit.register(_exit_now)
+
+
+def start_method() -> str:
+    """``fork`` while this process runs one thread only: the pool's processes then start with every module already
+    imported here (2.6 s of imports each with spawn); ``spawn`` once other threads exist (a progress bar, a broken
+    pool's replacement mid-run), since a lock one of them holds would stay held forever in the copy."""
+    single = threading.active_count() == 1
+    return "fork" if single and "fork" in multiprocessing.get_all_start_methods() else "spawn"
 
 
 def warmed(job: GradingJob) -> int:
@@ -84,7 +96,7 @@ class Serial:
 
 
 class Pool:
-    """``n`` fresh (spawned) processes, kept for the executor's life."""
+    """``n`` processes, kept for the executor's life: forked from this one when it is safe (``start_method``)."""
 
     def __init__(self, n: int):
         self.n, self.capacity = n, 2 * n  # a job waiting beside each running one: no process idles
@@ -100,9 +112,13 @@ class Pool:
             main = sys.modules["__main__"]
             if not hasattr(main, "__spec__"):  # a host that embeds Python (pytest-xdist's execnet) left it out,
                 main.__spec__ = None           # and spawn reads it to find the main module: none to import
-            self.pool = ProcessPoolExecutor(self.n, mp_context=multiprocessing.get_context("spawn"),
-                                            initializer=exit_without_teardown)
+            context = multiprocessing.get_context(start_method())
+            self.pool = ProcessPoolExecutor(self.n, mp_context=context, initializer=grading_process)
         return self.pool
+
+    def start(self) -> None:
+        """Start the processes now (forked ones all at once, before this process starts any thread of its own)."""
+        self._pool().submit(os.getpid).result()
 
     def submit(self, job: GradingJob, retry: bool = True) -> None:
         self.running[self._pool().submit(timed, job)] = (job, retry)

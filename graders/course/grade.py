@@ -41,20 +41,21 @@ def grade_class(course: Course, assignment: str, students: list[str], plain: boo
     processes, or on the Dask cluster at ``scheduler``; ``plain`` is nbgrader alone (benchmarks)."""
     warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader 0.9.6's own session bookkeeping
     warnings.filterwarnings("ignore", category=MissingIDFieldWarning)  # students' notebooks, nbgrader fixes them
-    with _progress(console) as progress:
-        task = progress.add_task("grade", total=len(students), assignment=assignment, student="")
-        if plain:
-            results = []
-            with course.api(plain, confined) as api:
-                for student in students:
-                    progress.update(task, student=student)
-                    results.append(autograde(api, assignment, student))
-                    progress.advance(task)
-        else:
-            with ClassGrader(course, assignment, jobs=jobs, scheduler=scheduler, seed=seed,
-                             confined=confined) as grader:
-                results = grader.grade(students, on_start=lambda s: progress.update(task, student=s),
-                                       on_result=lambda r: progress.advance(task))
+    if plain:
+        results = []
+        with _progress(console) as progress, course.api(plain, confined) as api:
+            task = progress.add_task("grade", total=len(students), assignment=assignment, student="")
+            for student in students:
+                progress.update(task, student=student)
+                results.append(autograde(api, assignment, student))
+                progress.advance(task)
+    else:
+        # the grader (and its processes) before the progress bar, whose thread a forked process must not inherit
+        with ClassGrader(course, assignment, jobs=jobs, scheduler=scheduler, seed=seed,
+                         confined=confined) as grader, _progress(console) as progress:
+            task = progress.add_task("grade", total=len(students), assignment=assignment, student="")
+            results = grader.grade(students, on_start=lambda s: progress.update(task, student=s),
+                                   on_result=lambda r: progress.advance(task))
     settle_ungraded(course, assignment, results)
     return results
 

@@ -17,6 +17,7 @@ import atexit
 import copy
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,6 +94,15 @@ def _grading_run(seed: int) -> GradingRun:
     if seed not in _runs:
         _runs[seed] = GradingRun(seed)
     return _runs[seed]
+
+
+def _forget() -> None:
+    """In a forked child: the runs and folders above are the parent's (it closes them); this process starts its own."""
+    _runs.clear()
+    _definitions.clear()
+
+
+os.register_at_fork(after_in_child=_forget)
 
 
 @atexit.register
