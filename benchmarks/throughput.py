@@ -123,6 +123,12 @@ def main() -> None:
     finally:
         for p in cluster:
             p.terminate()
+        for p in cluster:  # the workers give back their grading processes first: wait, or the next run meets them
+            try:
+                p.wait(60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 

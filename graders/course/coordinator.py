@@ -35,6 +35,7 @@ from graders.checks.submission import restated
 from graders.course.directory import Course
 from graders.course.executors import executor
 from graders.course.record import StudentResult, autograde
+from graders.model.exercise import Assignment
 from graders.model.notebook import submission_cells
 from graders.pipeline.intake import Intake
 from graders.pipeline.precomputed import (
@@ -98,20 +99,28 @@ class ClassGrader:
         self._owner: dict[str, Planned] = {}  # program key -> the job computing it now
         self._unsanitized: set[str] = set()  # students one of whose notebooks nbgrader's sanitize steps refused
         self._known: set[str] | None = None  # the assignment's notebooks in the gradebook, read once per call
+        self._assignment: Assignment | None = None  # its definitions, loaded once per version of the files
 
     # -- what jobs carry ------------------------------------------------------------------------------
     def definitions(self) -> dict[str, str]:
         folder = Path(self.config.TrustedVerdicts.get("assignments_dir", self.course.root / "assignments"))
         files = definitions_files(folder) if folder.is_dir() else {}
         if files != self._definitions:  # the course changed: what was known is not known any more
-            self._definitions, self.verdicts = files, {}
+            self._definitions, self.verdicts, self._assignment = files, {}, None
         return files
+
+    def assignment(self) -> Assignment:
+        """The assignment's definitions, imported once per version of the course's files (``definitions`` forgets
+        them when the files change), not once per notebook: importing the course's six modules took 40 ms."""
+        if self._assignment is None:
+            self._assignment = self.course.assignments[self.assignment_name]
+        return self._assignment
 
     def _prepare(self, student: str, definitions: dict[str, str]) -> list[Planned]:
         """nbgrader's sanitize steps on each of the student's notebooks. A notebook that fails here (unknown
         to the gradebook, say) gets no job: nbgrader's own autograde then meets it and says why."""
         folder = self.course.root / "submitted" / student / self.assignment_name
-        assignment = self.course.assignments[self.assignment_name]
+        assignment = self.assignment()
         if self._known is None:
             self._known = known_notebooks(self.course.db_url, self.assignment_name) or set()
         if Intake(config=self.config).refusal(str(folder), f"{student}/{self.assignment_name}") or \
@@ -184,7 +193,7 @@ class ClassGrader:
         progress: dict[str, Progress] = {}
         waiting: list[Planned] = []
         by_job: dict[int, Planned] = {}
-        assignment = self.course.assignments[self.assignment_name]
+        assignment = self.assignment()
 
         def done(p: Planned, error: str = "") -> None:
             state = progress[p.job.student]
