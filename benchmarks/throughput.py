@@ -70,13 +70,14 @@ def _free_port() -> int:
 
 
 def dask_cluster() -> tuple[str, list[subprocess.Popen]]:
-    """A scheduler and two single-threaded workers on localhost, as the README deploys them."""
+    """A scheduler and two single-threaded workers on localhost, as docs/deploying.md starts them (preloaded)."""
     from distributed import Client
     dask = str(Path(sys.executable).with_name("dask"))
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     commands = [[dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"]]
-    commands += [[dask, "worker", address, "--nthreads", "1", "--no-dashboard"]] * 2
+    commands += [[dask, "worker", address, "--nthreads", "1", "--no-dashboard",
+                  "--preload", "graders.course.dask_worker"]] * 2
     procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for c in commands]
     with Client(address, timeout="60s") as client:
         client.wait_for_workers(2, timeout=120)

@@ -215,3 +215,32 @@ def test_warming_a_dask_cluster_runs_the_job_on_every_worker_and_keeps_the_clien
         assert result is not None, error
     finally:
         cluster.close()
+
+
+def _worker_state():
+    import sys
+
+    from graders.sandbox.session import ForkServer
+    shared = ForkServer._shared
+    return {"graders": "graders.pipeline.precomputed" in sys.modules,
+            "server": shared is not None and shared[1].control is not None}
+
+
+@pytest.mark.e2e
+def test_a_preloaded_dask_worker_is_ready_before_its_first_task(dask_scheduler):
+    """`--preload graders.course.dask_worker`: the grading machinery imported and the fork server started when the
+    worker starts, not on its first task (about 4 s of the cluster's first results)."""
+    from distributed import Client
+    with Client(dask_scheduler, timeout="60s") as client:
+        states = client.run(_worker_state)
+    assert len(states) == 2 and all(s == {"graders": True, "server": True} for s in states.values()), states
+
+
+def test_the_dask_preload_starts_the_fork_server_it_did_not_have():
+    code = ("from graders.sandbox.session import ForkServer\n"
+            "before = ForkServer._shared is not None\n"
+            "from graders.course import dask_worker\n"
+            "dask_worker.dask_setup(None)\n"
+            "print(before, ForkServer._shared[1].control is not None)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["False", "True"], out.stderr[-2000:]

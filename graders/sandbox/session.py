@@ -141,6 +141,15 @@ class ForkServer:
         if "ready" not in _read(parent, self.start_timeout):
             raise WorkerFailure("the warm server did not start")
 
+    def start(self) -> None:
+        """Start the server now rather than on the first request (a worker preparing itself)."""
+        with self.lock:
+            if self.control is None:
+                try:
+                    self._start()
+                except (TimeoutError, EOFError, OSError, WorkerFailure):
+                    self._stop()  # the first request tries again
+
     def _ask(self, op: str, fds=(), **payload) -> dict:
         with self.lock:
             try:
