@@ -8,7 +8,9 @@ never reported.
 A call may take ``CALL_MARGIN`` times what the course's loop version takes on the largest hidden case
 (at least ``CALL_FLOOR`` seconds, at most ``TrustedVerdicts.call_timeout``): the loop versions are the
 slowest natural code, element by element, so an honest answer, loops included, stays far inside it, and
-an answer that never returns costs the class about a second rather than the whole call timeout.
+an answer that never returns costs the class about a second rather than the whole call timeout. Code
+outside the checked subset may start machinery on its first call (``torch.compile`` compiles, a module
+imports): its first call gets the whole call timeout.
 """
 from __future__ import annotations
 
@@ -57,8 +59,9 @@ def correct(checks) -> Verdict:
     first case is the stub as handed out, and is said to be unwritten (its case says nothing to act on)."""
     cases = list(checks.ex.hidden(checks.gen))
     limit = call_limit(checks, cases) if cases else checks.timeouts.call
+    first = checks.timeouts.call if checks.submission.outside_findings(checks.ex.name) else limit
     for i, case in enumerate(cases):
-        problem = check_case(checks, case, limit)
+        problem = check_case(checks, case, first if i == 0 else limit)
         if problem and i == 0 and problem.startswith(STUB):
             return Verdict("correct", False, f"not written yet: `{checks.ex.name}` still raises NotImplementedError "
                            "(the stub's line); replace it with your answer")

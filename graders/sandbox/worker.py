@@ -59,13 +59,6 @@ def _counter_class():
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Counter(TorchDispatchMode):
-        @classmethod
-        def _should_skip_dynamo(cls) -> bool:
-            # torch wraps a mode's __torch_dispatch__ so that torch.compile skips it, and that wrapper imports
-            # torch._dynamo on first use (a second per process); nothing here runs under torch.compile (it is
-            # outside the checked subset), so the plain method counts the same
-            return False
-
         def __init__(self, ops: dict, cap: int):
             super().__init__()
             self.ops, self.cap, self.total = ops, cap, 0
@@ -253,7 +246,9 @@ def _handle(worker: Worker, data: bytes, fds: list[int]) -> bytes:
 
 # -- the template ------------------------------------------------------------------------------------
 def _warm_up() -> None:
-    """Pay once, in the template, what every child would pay: lazy imports, dispatch-mode machinery."""
+    """Pay once, in the template, what every child would pay: lazy imports, dispatch-mode machinery (its first use
+    imports torch._dynamo, a second of work that would otherwise fall on a student's first call: torch.func's
+    transforms and torch.compile need it too)."""
     import torch
     worker = Worker()
     worker.load_cell("warm-up", "import torch\ndef f(a):\n    return (a[:, None] * a[None]).softmax(-1).sum()\n", 30)
