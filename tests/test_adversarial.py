@@ -15,12 +15,13 @@ from graders.course.grade import UNGRADED, grade_class
 from graders.model.exercise import PARTS
 
 from adversarial import CASES
+from adversarial_resources import JAIL_CONFIG
 from conftest import generated_course
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, broadcasting):
-    course = generated_course(tmp_path_factory.mktemp("adversarial") / "course", broadcasting)
+    course = generated_course(tmp_path_factory.mktemp("adversarial") / "course", broadcasting, extra_config=JAIL_CONFIG)
     release = nbformat.read(course.root / "release" / "broadcasting" / "broadcasting.ipynb", as_version=4)
     for case in CASES:
         dest = course.root / "submitted" / case.name / "broadcasting" / "broadcasting.ipynb"

@@ -1,5 +1,6 @@
 """The three parts, run through real worker processes: each passes a good answer and fails a bad one."""
 import dataclasses
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -290,3 +291,33 @@ def test_one_request_may_pass_but_a_failure_is_always_confirmed():
     assert clear_pass([0.001], [0.001], 1.0, ex, 2.0)  # 1.0x the reference, 1000x over the loop
     assert not clear_pass([0.007], [0.001], 1.0, ex, 2.0)  # 7x the reference: clear, but a failure
     assert not clear_pass([0.002], [0.001], 1.0, ex, 2.0)  # 2x the reference: passes, not by a factor 2
+
+
+SLOW = ("def batch_outer(a):\n    torch.linalg.matrix_power(torch.eye(128), 8)  # 0.1 ms of work thrown away\n"
+        "    return a[:, :, None] * a[:, None, :]\n")
+
+
+def test_a_reference_measured_at_a_busy_moment_does_not_flatter_an_answer(broadcasting):
+    """The shared reference time decides one-request passes: one measured while the machine was busy (slower)
+    must neither pass an answer that is too slow nor replace a faster measurement."""
+    run = GradingRun(seed=5)
+    graded = iter(range(100))
+
+    def fast_verdict(source):  # each time a program of its own: the run's verdicts are kept per program
+        source = source.replace("):\n", f"):\n    attempt = {next(graded)}\n", 1)
+        cells = program(broadcasting, batch_outer=source)
+        return grade_submission(broadcasting, cells, only=["batch_outer"], run=run)["batch_outer"]["fast"]
+
+    assert fast_verdict(REF).passed
+    honest = fast_verdict(SLOW)
+    assert not honest.passed and "slower than the reference" in honest.message, honest.message  # control
+    for key, (seconds, _) in run.reference_times.items():  # as if measured at a busy moment, just now
+        run.reference_times[key] = (20 * seconds, time.monotonic())
+    flattered = fast_verdict(SLOW)
+    assert not flattered.passed and flattered.figures["repetitions"] >= 3, flattered.message
+    best = {key: (seconds / 100, 0.0) for key, (seconds, _) in run.reference_times.items()}  # expired, faster
+    run.reference_times.update(best)
+    confirmed = fast_verdict(REF)  # not clear against the faster time: measured against fresh references
+    assert confirmed.passed and confirmed.figures["repetitions"] >= 3, confirmed.message
+    assert {key: seconds for key, (seconds, _) in run.reference_times.items()} == \
+        {key: seconds for key, (seconds, _) in best.items()}  # measured again, slower: the faster one stays
