@@ -2,11 +2,14 @@
 
 A fresh course (one user: the service runs with ``Serve.check_owner = False``
 and ``min_interval = 0``, and every submission is ``nbgrader submit --student
-<id>`` under a new id), ``vecgrade serve`` started and warm, then:
+<id>`` under a new id), ``vecgrade serve`` started and warm. Every submission
+is ada's honest four-exercise notebook made a distinct program (each answer
+gains a line ``_unique = <n>``, as in throughput.py), so the service's cache
+of programs already graded never answers for one. Then:
 
-1. latency: ``--latency N`` submissions of an honest four-exercise notebook,
-   one at a time (each waits for its feedback), timed from ``nbgrader submit``
-   returning to its feedback page appearing in the exchange; p50 and p95;
+1. latency: ``--latency N`` submissions, one at a time (each waits for its
+   feedback), timed from ``nbgrader submit`` returning to its feedback page
+   appearing in the exchange; p50 and p95;
 2. rush: ``--rush N`` submissions spread evenly over ``--within`` seconds (a
    deadline rush), and the time until the last one's feedback is released;
    its throughput and the latencies inside the rush.
@@ -31,6 +34,7 @@ from pathlib import Path
 
 import nbformat
 from nbgrader.utils import notebook_hash
+from throughput import make_distinct  # benchmarks/ is the script's folder, first on sys.path
 
 from graders import KIT_ROOT
 from graders.course.build import write_source
@@ -63,6 +67,16 @@ def student_folder(course, directory: Path) -> Path:
     ada = next(p for p in load_roster(KIT_ROOT, course.assignments[A]) if p.student == "ada")
     nbformat.write(ada.notebook(nbformat.read(path, as_version=4), course.assignments[A]), path)
     return directory
+
+
+def own_copy(folder: Path, course, number: int) -> Path:
+    """A copy of the student's folder whose every answer is a distinct program (``make_distinct``), so that
+    no submission's verdicts come from the service's cache of programs already graded."""
+    copy = folder.with_name(f"{folder.name}-{number:03d}")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(folder, copy)
+    make_distinct(copy / A / f"{A}.ipynb", course.assignments[A], number)
+    return copy
 
 
 def submit(folder: Path, student: str) -> float:
@@ -103,7 +117,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}, load average before: {os.getloadavg()[0]:.1f}, vecgrade serve --jobs {args.jobs}")
-    shutil.rmtree(args.dir / "student", ignore_errors=True)
+    for old in args.dir.glob("student*"):
+        shutil.rmtree(old, ignore_errors=True)
     course = course_with_exchange(args.dir / "course")
     folder = student_folder(course, args.dir / "student")
     log = open(args.dir / "serve.log", "w")
@@ -120,18 +135,19 @@ def main() -> None:
         latencies = []
         for i in range(args.latency):
             student = f"lat{i:03d}"
-            submitted = submit(folder, student)
+            submitted = submit(own_copy(folder, course, i), student)
             latencies.append(released_at(course, student) - submitted)
         print(f"latency, one submission at a time ({len(latencies)}): p50 {quantile(latencies, 0.5):.1f} s, "
               f"p95 {quantile(latencies, 0.95):.1f} s, max {max(latencies):.1f} s (goal: p95 <= 10 s)", flush=True)
 
         returned: dict[str, float] = {}
+        copies = [own_copy(folder, course, args.latency + i) for i in range(args.rush)]
         gap = args.within / max(1, args.rush - 1)
         first = time.time()
 
         def one(i: int) -> None:
             time.sleep(max(0.0, first + i * gap - time.time()))
-            returned[f"rush{i:03d}"] = submit(folder, f"rush{i:03d}")
+            returned[f"rush{i:03d}"] = submit(copies[i], f"rush{i:03d}")
 
         threads = [threading.Thread(target=one, args=(i,)) for i in range(args.rush)]
         for t in threads:

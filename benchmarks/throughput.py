@@ -34,7 +34,7 @@ from graders.course.grade import grade_class
 from graders.model.notebook import answer_id, grade_id_of
 
 
-def _distinct(path: Path, assignment, number: int) -> None:
+def make_distinct(path: Path, assignment, number: int) -> None:
     """Make every answer's reached program this student's own: a first line that computes nothing."""
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
@@ -56,7 +56,7 @@ def replicate(course, assignment: str, size: int, duplicated: bool) -> list[str]
         dest.mkdir(parents=True, exist_ok=True)
         shutil.copy(course.root / "submitted" / src / assignment / f"{assignment}.ipynb", dest)
         if not duplicated or i % 2:
-            _distinct(dest / f"{assignment}.ipynb", definitions, i)
+            make_distinct(dest / f"{assignment}.ipynb", definitions, i)
         students.append(name)
     for src in base:
         shutil.rmtree(course.root / "submitted" / src)
