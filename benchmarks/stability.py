@@ -4,8 +4,8 @@ For each ``--load`` level N (default 0 and 4), N busy processes run beside the g
 and the honest class (tests/honest_class.py) are graded ``--runs`` times each, ``--jobs`` notebooks at once;
 every (student, grade cell) score is compared with the first run at the first level. The goal is 0 changed
 verdicts. Then, per level, ``--ratios`` requests of the reference program timed as a student's answer (what
-"fast" measures for an answer identical to the reference: a fresh child, the same warm-up, one request,
-against the run's shared reference time) give the share of requests within 0.8-1.25x of the reference.
+"fast" measures for an answer identical to the reference: a fresh child, the same warm-up, one request and
+then the best of two, against the run's shared reference time) give the share within 0.8-1.25x of it.
 
     python benchmarks/stability.py [--runs 10] [--jobs 2] [--load 0 4] [--ratios 40] [--dir DIR]
 """
@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from graders.checks.fast import PROBE
+from graders.checks.fast import warm_up_requests
 from graders.checks.submission import GradingRun
 from graders.checks.timing import timed
 from graders.course.build import write_source
@@ -45,8 +45,9 @@ def classes(root: Path, assignment: str):
     return course, students
 
 
-def ratios(assignment, n: int, sandbox) -> list[float]:
-    """Identical code's measured time over the reference's, request by request, as "fast" measures it."""
+def ratios(assignment, n: int, sandbox) -> list[tuple[float, float]]:
+    """Identical code's measured time over the reference's, request by request, as "fast" measures it: its first
+    request, and its best of two (what decides when the first is not clear)."""
     out = []
     with GradingRun() as run:
         reference = run.reference(assignment, sandbox)
@@ -56,15 +57,17 @@ def ratios(assignment, n: int, sandbox) -> list[float]:
             for i in range(n):
                 ex = assignment.exercises[i % len(assignment.exercises)]
                 k = reference.calibration(ex).k
-                warm = [run.bench_inputs(ex, "warm-up", 1), run.bench_inputs(ex, "probe", max(1, k // PROBE)),
-                        run.bench_inputs(ex, "warm-up", k)]
+                warm = warm_up_requests(run, ex, k)
                 staged = run.bench_inputs(ex, "repetition 0", k)
+                again = run.bench_inputs(ex, "repetition 0, again", k)
                 cells = [("preamble", assignment.preamble), (f"your `{ex.name}` cell", ex.reference_source())]
                 with WorkerSession(cells, template=template) as student:
                     for w in warm:
                         timed(student, w, 600)
                     t = timed(student, staged, 600)[0]
-                out.append(t / reference.shared_time(ex, "repetition 0", staged, warm))
+                    t2 = timed(student, again, 600)[0]
+                shared = reference.shared_time(ex, "repetition 0", staged, warm)
+                out.append((t / shared, min(t, t2) / shared))
         finally:
             template.__exit__()
     return out
@@ -105,11 +108,12 @@ def main() -> None:
                 p.kill()
         print(f"load {level}: {changed_total} changed verdicts in {args.runs} gradings of {cells} grade cells "
               f"({len(students)} students, --jobs {args.jobs})")
-        if found:
-            inside = sum(0.8 <= r <= 1.25 for r in found) / len(found)
-            print(f"load {level}: identical code measured at {statistics.median(found):.2f}x the reference "
-                  f"(median of {len(found)} requests; min {min(found):.2f}x, max {max(found):.2f}x); "
-                  f"{inside:.0%} of requests within 0.8-1.25x")
+        for label, measured in (("one request", [r[0] for r in found]), ("best of two", [r[1] for r in found])) \
+                if found else ():
+            inside = sum(0.8 <= r <= 1.25 for r in measured) / len(measured)
+            print(f"load {level}: identical code, {label}, measured at {statistics.median(measured):.2f}x the "
+                  f"reference (median of {len(measured)}; min {min(measured):.2f}x, max {max(measured):.2f}x); "
+                  f"{inside:.0%} within 0.8-1.25x")
 
 
 if __name__ == "__main__":
