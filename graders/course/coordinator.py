@@ -32,6 +32,7 @@ from graders.checks.identity import program_key
 from graders.checks.own_modules import read_modules
 from graders.checks.static import Submission
 from graders.checks.submission import restated
+from graders.course import engines
 from graders.course.directory import Course
 from graders.course.executors import executor
 from graders.course.record import StudentResult, autograde
@@ -100,6 +101,8 @@ class ClassGrader:
         self._unsanitized: set[str] = set()  # students one of whose notebooks nbgrader's sanitize steps refused
         self._known: set[str] | None = None  # the assignment's notebooks in the gradebook, read once per call
         self._assignment: Assignment | None = None  # its definitions, loaded once per version of the files
+        engines.share()  # the one writer records every student: one engine per gradebook, its statements compiled once
+        self._sharing = True
 
     # -- what jobs carry ------------------------------------------------------------------------------
     def definitions(self) -> dict[str, str]:
@@ -281,6 +284,9 @@ class ClassGrader:
     def close(self) -> None:
         if self._own_executor:
             self.executor.close()
+        if self._sharing:
+            engines.unshare()
+            self._sharing = False
 
     def __enter__(self):
         return self
