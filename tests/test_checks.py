@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from graders.checks.fast import PROBE, clear_after, clear_pass
+from graders.checks.fast import BEST_ALLOWANCE, PROBE, clear_after, clear_pass, verdict_from_times
 from graders.checks.parts import ExerciseChecks
 from graders.checks.static import Submission
 from graders.checks.submission import GradingRun, grade_submission
@@ -315,9 +315,29 @@ def test_a_reference_measured_at_a_busy_moment_does_not_flatter_an_answer(broadc
         run.reference_times[key] = (20 * seconds, time.monotonic())
     flattered = fast_verdict(SLOW)
     assert not flattered.passed and flattered.figures["repetitions"] >= 3, flattered.message
-    best = {key: (seconds / 100, 0.0) for key, (seconds, _) in run.reference_times.items()}  # expired, faster
+    # expired and faster, as if measured on an idle machine: the reference measured beside it now, at twice that
+    best = {key: (seconds / 40, 0.0) for key, (seconds, _) in run.reference_times.items()}
     run.reference_times.update(best)
     confirmed = fast_verdict(REF)  # not clear against the faster time: measured against fresh references
     assert confirmed.passed and confirmed.figures["repetitions"] >= 3, confirmed.message
     assert {key: seconds for key, (seconds, _) in run.reference_times.items()} == \
         {key: seconds for key, (seconds, _) in best.items()}  # measured again, slower: the faster one stays
+
+
+def test_a_pass_measured_again_also_holds_against_the_reference_at_its_best():
+    """A busy moment slowed the fresh reference's requests ~1.9x and not a half loop's: measured beside that
+    reference, a loop at 6x the reference's cost read 3.0x and passed. A pass must also hold within
+    ``BEST_ALLOWANCE`` of the bar against the reference at its fastest in the run."""
+    ex = SimpleNamespace(speedup=20, ref_factor=3)
+    loop = 1.0
+    # the half loop: 2.8x a slowed reference, 6x the reference at its best
+    half_loop = verdict_from_times(ex, loop, 100, [0.0045, 0.0046], [0.0016, 0.0017], best_ref=0.00075)
+    assert not half_loop.passed and "at its fastest" in half_loop.message, half_loop.message
+    assert half_loop.figures["best_ref_factor"] == pytest.approx(6.0)
+    # an honest answer slowed with the reference: 2x the slowed reference, 3.5x the best, within 3 * 1.25
+    honest = verdict_from_times(ex, loop, 100, [0.0035, 0.0036], [0.00175], best_ref=0.001)
+    assert honest.passed, honest.message
+    assert 3 < honest.figures["best_ref_factor"] <= 3 * BEST_ALLOWANCE
+    # the bar measured beside the answer still decides first
+    slow = verdict_from_times(ex, loop, 100, [0.0035], [0.001], best_ref=0.001)
+    assert not slow.passed and "allowed 3x" in slow.message, slow.message
