@@ -46,6 +46,19 @@ def test_display_in_an_answer_costs_nothing(broadcasting):
     assert passed(result) == (True, True, True), {p: v.message for p, v in result.items()}
 
 
+def test_display_imported_from_ipython_costs_nothing_and_the_rest_of_ipython_stays_outside(broadcasting):
+    """``from IPython.display import display`` in a scratch cell, as notebooks often have it: the answer that
+    calls it keeps every part; any other name from IPython is still outside the subset."""
+    imported = "from IPython.display import display\n" + DISPLAYED.replace("display(out.shape)", "display(out)")
+    result = grade(broadcasting, imported)
+    assert passed(result) == (True, True, True), {p: v.message for p, v in result.items()}
+    html = imported.replace("import display", "import display, HTML").replace("display(out)",
+                                                                            "display(HTML('<b>x</b>'))")
+    outside = grade(broadcasting, html)
+    assert passed(outside) == (True, False, False), {p: v.message for p, v in outside.items()}
+    assert "`IPython.display`" in outside["vectorized"].message, outside["vectorized"].message
+
+
 def test_a_display_of_ones_own_is_ones_own_code(broadcasting):
     own = LOOP.replace("def batch_outer(a):", "def display(a):") + "def batch_outer(a):\n    return display(a)\n"
     result = grade(broadcasting, own)

@@ -19,8 +19,9 @@ ALLOWED_MODULES = {
     "torch.types", "math", "typing", "__future__",
     "einops", "einops.einops", "einops.packing", "einops.parsing", "einops.layers", "einops.layers.torch",
 }
-# names imported from a module that is itself outside the subset (the rest of `torch.func` stays outside)
-ALLOWED_FROM = {"torch.func": {"vmap"}}
+# names imported from a module that is itself outside the subset (the rest of `torch.func` stays outside;
+# `display` from IPython.display is bound to the grading child's discard, as the bare name is: graders.sandbox.worker)
+ALLOWED_FROM = {"torch.func": {"vmap"}, "IPython.display": {"display"}}
 SUBSET = "torch, torch.nn, torch.nn.functional, torch.linalg, torch.special, torch.fft, einops, math and typing"
 # on an object whose origin is unknown (a call's result, a container item) these names lead out of the
 # subset: standard modules that torch's own modules hold as attributes, and frame/code introspection

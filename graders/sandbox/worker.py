@@ -274,9 +274,20 @@ def _child(conn_fd: int) -> None:
         os._exit(0)
 
 
+def _quiet_display() -> None:
+    """``from IPython.display import display``, as common in a notebook as the bare name, binds the same discard
+    in the children of this template (a feedback shell, forked elsewhere, keeps the real one)."""
+    try:
+        import IPython.display
+    except (ImportError, OSError):  # no IPython here: the import fails in the child as in any Python
+        return
+    IPython.display.display = _discard
+
+
 def template(control: socket.socket) -> None:
     """Fork a child per ``spawn`` request (its socket arrives with the request); kill one on ``kill``."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    _quiet_display()
     while True:
         try:
             data, fds = recv_frame_with_fds(control)
