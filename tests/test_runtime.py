@@ -173,3 +173,18 @@ def test_confined_children_grade_and_a_hang_costs_one_exercise(broadcasting, tmp
                               timeouts=Timeouts(call=1.0), run=RUN)
     assert "did not return within 1 s" in result["batch_outer"]["correct"].message
     assert all(v.passed for v in result["softmax_rows"].values()), result["softmax_rows"]
+
+
+def test_the_templates_warm_up_counts_without_importing_the_compiler():
+    """The counter's dispatch mode must not pull in torch._dynamo (1.2 s per grading process), and still count."""
+    import subprocess
+    import sys
+    script = ("import sys, torch\n"
+              "from graders.sandbox import worker\n"
+              "worker._warm_up()\n"
+              "w = worker.Worker()\n"
+              "w.load_cell('c', 'def f(a):\\n    return (a[:, None] * a[None]).sum(-1)\\n', 30)\n"
+              "n = w.count('f', (torch.randn(4, 3),), (torch.randn(5, 3),), {}, 10_000)\n"
+              "print(sum(n['ops'].values()), 'torch._dynamo' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    assert int(out[0]) >= 3 and out[1] == "False"

@@ -59,6 +59,13 @@ def _counter_class():
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Counter(TorchDispatchMode):
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            """torch wraps a mode's ``__torch_dispatch__`` in ``torch._disable_dynamo`` unless this says False, and
+            that wrapper's first call imports torch._dynamo: 1.2 s in every grading process's template, for a
+            compiler the checked subset never reaches (``torch.compile`` is a finding)."""
+            return False
+
         def __init__(self, ops: dict, cap: int):
             super().__init__()
             self.ops, self.cap, self.total = ops, cap, 0
@@ -246,9 +253,8 @@ def _handle(worker: Worker, data: bytes, fds: list[int]) -> bytes:
 
 # -- the template ------------------------------------------------------------------------------------
 def _warm_up() -> None:
-    """Pay once, in the template, what every child would pay: lazy imports, dispatch-mode machinery (its first use
-    imports torch._dynamo, a second of work that would otherwise fall on a student's first call: torch.func's
-    transforms and torch.compile need it too)."""
+    """Pay once, in the template, what every child would pay: lazy imports, the counter's dispatch-mode machinery,
+    the first calls' caches (torch._dynamo stays unimported: see ``_counter_class``)."""
     import torch
     worker = Worker()
     worker.load_cell("warm-up", "import torch\ndef f(a):\n    return (a[:, None] * a[None]).softmax(-1).sum()\n", 30)
