@@ -280,8 +280,8 @@ This is the layout of `'b (g c) h w -> b (c g) h w'` with `g = groups`. `B` may 
     loop=channel_shuffle_loop,
     hidden=channel_shuffle_hidden,
     # many channels on 1x1 images: a loop over the batch or over the channels costs far more than the copy
-    # (the tensors' transfer, timed too, dominates the reference on larger images; at n = 64 the loop
-    # over channels read 4.0-8.1x, at 32 it reads 8.9x or more)
+    # (the tensors' transfer, timed too, dominates the reference on larger images; at n = 64 the half
+    # loops read 4.0-8.1x, at 32 they read 8.9x or more)
     sized=lambda gen, n: (rand(gen, 2 * n, 4 * n, 1, 1), 2),
     bench_size=32,
     # the index alternative's few extra small ops weigh 1.1-1.8x on a reference this short

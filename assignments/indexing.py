@@ -311,9 +311,8 @@ windows with integer-array indexing: `conv1d`, `conv2d`, `conv3d`,
     python_list=V.conv2d_indexing_lists,
     loop=conv2d_indexing_loop,
     hidden=conv2d_indexing_hidden,
-    # only the image grows: a loop over a few channels or kernel taps is vectorized-class work. One input
-    # channel: channels only add arithmetic that the reference and a loop over output rows share (with two,
-    # that loop read 4.9-5.3x at n = 16-32; with one, 7.5x or more)
+    # only the image grows (a loop over channels or taps is vectorized-class work); one input channel, since
+    # channels add arithmetic a row loop shares with the reference (two: 4.9-5.6x at n = 16-32; one: 7.5x up)
     sized=lambda gen, n: (rand(gen, 1, n, n), rand(gen, 1, 2, 2, 2)),
     examples=(
         Example("img = torch.arange(36.).view(1, 6, 6)\nfilters = torch.full((1, 1, 3, 3), 1 / 9)",

@@ -1,6 +1,8 @@
 """The runtime evidence holds against a process that lies, hangs or hides its work; honest answers keep marks."""
 import socket
 import struct
+import subprocess
+import sys
 import time
 
 import pytest
@@ -177,8 +179,6 @@ def test_confined_children_grade_and_a_hang_costs_one_exercise(broadcasting, tmp
 
 def test_the_templates_warm_up_counts_without_importing_the_compiler():
     """The counter's dispatch mode must not pull in torch._dynamo (1.2 s per grading process), and still count."""
-    import subprocess
-    import sys
     script = ("import sys, torch\n"
               "from graders.sandbox import worker\n"
               "worker._warm_up()\n"
