@@ -35,8 +35,9 @@ NOT_TIMED = "not checked here: the grader times it"
 FAR = 6.0  # an estimate this many times off the speed bar is worth a word; nearer, only the grader's timing tells
 # under autograde the grader decides every part elsewhere: an example call that never ends costs the class
 # this long, not the kernel's whole cell timeout. It decides no mark, only what the feedback says of the example;
-# the course's loop versions take at most 1.5 ms on a visible example (patchify's 256x256 image: 1.2 s, cut either way)
-AUTOGRADE_EXAMPLE_SECONDS = 0.5
+# the course's loop versions take at most 1.5 ms on a visible example, 160x less (patchify's 256x256 image: 1.2 s,
+# cut either way); a hanging notebook cost the class 0.5 s of CPU here at 0.5 s
+AUTOGRADE_EXAMPLE_SECONDS = 0.25
 
 
 class _StillRunning(BaseException):
