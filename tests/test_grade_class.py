@@ -81,6 +81,22 @@ def test_dask_into_postgresql_gives_the_same_marks(readme_course, tmp_path, dask
     assert not (course.root / "gradebook.db").exists()
 
 
+def test_a_pool_measures_each_reference_once_and_every_job_carries_it(readme_course):
+    from graders.checks.submission import MACHINE
+    from graders.course.coordinator import ClassGrader
+    course = readme_course[0]
+    names = [ex.name for ex in course.assignments["broadcasting"].exercises]
+    with ClassGrader(course, "broadcasting", jobs=2) as grader:
+        definitions = grader.definitions()
+        grader.measured = grader.measure_references(definitions)
+        [planned] = grader._prepare("ada", definitions)
+    assert grader.measured["machine"] == MACHINE
+    assert len(grader.measured["calibrations"]) == len(names) == len(grader.measured["reference_times"])
+    assert planned.job.measured == grader.measured
+    with ClassGrader(course, "broadcasting", jobs=1) as grader:  # one process measures as it grades
+        assert grader.measure_references(grader.definitions()) == {}
+
+
 def test_unknown_names_exit_2_and_leave_no_trace(tmp_path):
     course, students = make_demo_class(tmp_path / "course")
     before = set(course.part_scores(course.assignments["broadcasting"]))

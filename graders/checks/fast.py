@@ -78,6 +78,17 @@ def warm_up_requests(run, ex, k: int) -> list:
             run.bench_inputs(ex, "warm-up", k)]
 
 
+FIRST = "repetition 0"  # the first timed request: its reference time is measured once and shared
+
+
+def measure_reference(run, reference, ex) -> None:
+    """Measure now, in this process, what every timed answer of ``ex`` is compared with: the calibration and the
+    reference's shared time on the first timed request (``run`` keeps both). A pool's processes share them
+    (graders.course.coordinator) rather than each measuring every exercise before its first notebook."""
+    k = reference.calibration(ex).k
+    reference.shared_time(ex, FIRST, run.bench_inputs(ex, FIRST, k), warm_up_requests(run, ex, k))
+
+
 def too_slow(ex, calls: int, limit: float) -> Verdict:
     what = "one call" if calls == 1 else f"{calls} calls"
     return Verdict("fast", False, f"{what} took more than {limit:.2g} s: over {4 * ex.ref_factor:g}x the "
@@ -154,7 +165,7 @@ def _fast(checks) -> Verdict:
             fresh: WorkerSession | None = None
             try:
                 for rep in range(REPS):
-                    staged = run.bench_inputs(ex, f"repetition {rep}", k)
+                    staged = run.bench_inputs(ex, FIRST if rep == 0 else f"repetition {rep}", k)
                     # far slower than the reference already fails: the limit stops a loop answer early
                     limit = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one * k + 0.5))
                     t, outs = _timed(checks, student, staged, limit)
@@ -165,7 +176,7 @@ def _fast(checks) -> Verdict:
                     if rep == 0:
                         # the bar of a one-request pass: the reference at its best, in the shared request or
                         # in the calibration (a reference measured at a busy moment would flatter the answer)
-                        ref_t.append(min(reference.shared_time(ex, "repetition 0", staged, warm_up), one))
+                        ref_t.append(min(reference.shared_time(ex, FIRST, staged, warm_up), one))
                         best_ref = ref_t[0]
                         if clear_pass(student_t, ref_t, loop_t, ex, CLEAR):
                             break

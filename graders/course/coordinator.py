@@ -14,6 +14,11 @@ executors), and the run's verdicts by program (graders.checks.identity). For eac
    sanitize steps already ran in step 1, so the recording skips them (the graded notebook replaces what they
    would produce), except for a student one of whose notebooks they refused: nbgrader then runs them and
    says why.
+
+Before its first submission, a local pool's processes measure the reference of every exercise between them
+(its calibration and shared time, one exercise per call) and every job carries what they measured: each
+process would otherwise measure every exercise itself before its first notebook. A Dask worker measures
+for itself (it may be another machine).
 """
 from __future__ import annotations
 
@@ -31,7 +36,7 @@ from sqlalchemy.exc import SAWarning
 from graders.checks.identity import program_key
 from graders.checks.own_modules import read_modules
 from graders.checks.static import Submission
-from graders.checks.submission import restated
+from graders.checks.submission import combine, restated
 from graders.course import engines
 from graders.course.directory import Course
 from graders.course.executors import executor
@@ -45,6 +50,7 @@ from graders.pipeline.precomputed import (
     PutBackPrecomputed,
     definitions_files,
     notebook_key,
+    reference_measurements,
     result_path,
 )
 from graders.pipeline.refusals import known_notebooks, submission_refusal
@@ -101,6 +107,7 @@ class ClassGrader:
         self._unsanitized: set[str] = set()  # students one of whose notebooks nbgrader's sanitize steps refused
         self._known: set[str] | None = None  # the assignment's notebooks in the gradebook, read once per call
         self._assignment: Assignment | None = None  # its definitions, loaded once per version of the files
+        self.measured: dict | None = None  # the reference as the pool measured it (GradingJob.measured)
         engines.share()  # the one writer records every student: one engine per gradebook, its statements compiled once
         self._sharing = True
 
@@ -109,8 +116,25 @@ class ClassGrader:
         folder = Path(self.config.TrustedVerdicts.get("assignments_dir", self.course.root / "assignments"))
         files = definitions_files(folder) if folder.is_dir() else {}
         if files != self._definitions:  # the course changed: what was known is not known any more
-            self._definitions, self.verdicts, self._assignment = files, {}, None
+            self._definitions, self.verdicts, self._assignment, self.measured = files, {}, None, None
         return files
+
+    def measure_references(self, definitions: dict[str, str]) -> dict:
+        """The reference of every exercise measured once, spread over a local pool's processes (a pool's
+        ``spread``; serially or on Dask each process measures what it needs itself): each process would
+        otherwise measure every exercise before its first notebook (0.25 s of calibration and 0.1 s of shared
+        reference time each, measured on broadcasting)."""
+        spread = getattr(self.executor, "spread", None)
+        if spread is None:
+            return {}
+        probe = GradingJob("(reference)", self.assignment_name, self.assignment_name, "", definitions, [],
+                           self.config, self.seed)
+        measured: dict = {}
+        for result in spread(reference_measurements, [(probe, ex.name) for ex in self.assignment().exercises]):
+            if result:
+                measured.setdefault("machine", result.get("machine"))
+                combine(measured, result)
+        return measured
 
     def assignment(self) -> Assignment:
         """The assignment's definitions, imported once per version of the course's files (``definitions`` forgets
@@ -147,7 +171,7 @@ class ClassGrader:
                 continue
             job = GradingJob(student, self.assignment_name, path.stem, nbformat.writes(nb), definitions,
                              self.expensive, self.config, self.seed, None if self.scheduler else str(folder),
-                             modules=modules)
+                             modules=modules, measured=self.measured or {})
             submission = Submission(submission_cells(nb, assignment), modules)
             keys = {ex.name: program_key(submission, ex.name) for ex in assignment.exercises}
             planned.append(Planned(job, keys, submission, submitted_key))
@@ -191,6 +215,8 @@ class ClassGrader:
     def _grade(self, students: list[str], record: Callable[[str, Progress], None],
                on_start: Callable[[str], None]) -> None:
         definitions = self.definitions()
+        if self.measured is None and students:
+            self.measured = self.measure_references(definitions)
         queue: deque[str] = deque(students)
         ready: deque[Planned] = deque()
         progress: dict[str, Progress] = {}

@@ -123,6 +123,22 @@ class Pool:
     def submit(self, job: GradingJob, retry: bool = True) -> None:
         self.running[self._pool().submit(timed, job)] = (job, retry)
 
+    def spread(self, fn, calls: list[tuple]) -> list:
+        """``fn(*args)`` for each ``args`` of ``calls``, spread over the pool's processes; a call that failed gives
+        None (a broken pool is replaced on the next submission)."""
+        futures = [self._pool().submit(fn, *args) for args in calls]
+        results = []
+        for future in futures:
+            try:
+                results.append(future.result())
+            except BrokenProcessPool:
+                results.append(None)
+                self.close()
+                break
+            except Exception:  # noqa: BLE001 - what a call could not measure, the jobs measure themselves
+                results.append(None)
+        return results + [None] * (len(calls) - len(results))
+
     def warm(self, job: GradingJob, rounds: int = 3) -> None:
         """Run ``job`` in every process of the pool, so that no first submission finds one cold: a round of
         ``n`` copies may land twice on one process (another was still starting), so rounds go on until each

@@ -28,9 +28,12 @@ from nbgrader.utils import setenv
 from traitlets import Unicode
 from traitlets.config import Config
 
+from graders.checks.fast import measure_reference
 from graders.checks.own_modules import write_modules
 from graders.checks.submission import GradingRun
+from graders.model.exercise import load_assignment_once
 from graders.pipeline.verdicts import VERDICTS
+from graders.sandbox.policy import Sandbox
 from graders.sandbox.scratch import Scratch
 from graders.sandbox.session import ForkServer
 
@@ -56,6 +59,8 @@ class GradingJob:
     known: dict = field(default_factory=dict)  # exercise -> its verdicts, known from the same program's
     defer: list[str] = field(default_factory=list)  # exercises whose verdicts another job computes now
     modules: dict[str, str] = field(default_factory=dict)  # the submission's own modules (helpers.py): name -> source
+    measured: dict = field(default_factory=dict)  # the reference as another process of this machine measured it
+    # for this run (GradingRun.measured): adopted, not measured again
 
     @property
     def key(self) -> str:
@@ -130,7 +135,8 @@ def execute_and_judge(job: GradingJob) -> JobResult:
     config = copy.deepcopy(job.config)
     config.TrustedVerdicts.assignments_dir = str(_definitions_folder(job.definitions))
     config.TrustedVerdicts.seed = job.seed
-    config.TrustedVerdicts.run = _grading_run(job.seed)
+    config.TrustedVerdicts.run = run = _grading_run(job.seed)
+    run.adopt(job.measured)
     nb = nbformat.reads(job.notebook, as_version=4)
     # what nbgrader's autograde sets around these steps: the notebook's self-checks see they are autograded
     with Scratch("job") as scratch, setenv(NBGRADER_EXECUTION="autograde"):
@@ -145,6 +151,19 @@ def execute_and_judge(job: GradingJob) -> JobResult:
             nb, resources = step(config=config)(nb, resources)
     final: dict = resources.get(VERDICTS) or shared  # the steps pass resources on; a copy would carry it too
     return JobResult(nbformat.writes(nb), final["computed"])
+
+
+def reference_measurements(job: GradingJob, exercise: str) -> dict:
+    """Measure the reference of ``exercise`` in this process's run (its calibration and shared time, as the first
+    notebook with it would), and return all this run has measured: the coordinator hands it to the pool's other
+    processes with their jobs (``GradingJob.measured``). ``job`` carries the run's seed, definitions and
+    configuration; its notebook is not used."""
+    run = _grading_run(job.seed)
+    run.adopt(job.measured)
+    assignment = load_assignment_once(_definitions_folder(job.definitions) / f"{job.assignment}.py")
+    # the reference's template confined as TrustedVerdicts confines it: the same Sandbox configuration
+    measure_reference(run, run.reference(assignment, Sandbox(config=job.config)), assignment.exercise(exercise))
+    return run.measured()
 
 
 class PrecomputedMissing(RuntimeError):
