@@ -31,3 +31,11 @@ def test_closing_an_interrupted_pool_does_not_wait_for_its_jobs():
     for child in multiprocessing.active_children():  # the sleeper, left by the interrupted run
         child.terminate()
         child.join()
+
+
+def test_spreading_calls_over_the_pool_gives_each_result_and_none_for_a_call_that_failed():
+    pool = Pool(2)
+    try:
+        assert pool.spread(divmod, [(7, 2), (1, 0), (9, 3)]) == [(3, 1), None, (3, 0)]  # 1 / 0 raised
+    finally:
+        pool.close()

@@ -125,15 +125,22 @@ class Pool:
 
     def spread(self, fn, calls: list[tuple]) -> list:
         """``fn(*args)`` for each ``args`` of ``calls``, spread over the pool's processes; a call that failed gives
-        None (a broken pool is replaced on the next submission)."""
-        futures = [self._pool().submit(fn, *args) for args in calls]
+        None. A pool that broke meanwhile is replaced here when no job is in flight, else by ``wait``, which
+        reruns those jobs."""
+        try:
+            futures = [self._pool().submit(fn, *args) for args in calls]
+        except BrokenProcessPool:
+            if not self.running:
+                self.close()
+            return [None] * len(calls)
         results = []
         for future in futures:
             try:
                 results.append(future.result())
             except BrokenProcessPool:
                 results.append(None)
-                self.close()
+                if not self.running:
+                    self.close()
                 break
             except Exception:  # noqa: BLE001 - what a call could not measure, the jobs measure themselves
                 results.append(None)
