@@ -90,11 +90,22 @@ def test_a_pool_measures_each_reference_once_and_every_job_carries_it(readme_cou
         definitions = grader.definitions()
         grader.measured = grader.measure_references(definitions)
         [planned] = grader._prepare("ada", definitions)
-    assert grader.measured["machine"] == MACHINE
-    assert len(grader.measured["calibrations"]) == len(names) == len(grader.measured["reference_times"])
+    assert list(grader.measured) == [MACHINE]
+    here = grader.measured[MACHINE]
+    assert len(here["calibrations"]) == len(names) == len(here["reference_times"])
     assert planned.job.measured == grader.measured
     with ClassGrader(course, "broadcasting", jobs=1) as grader:  # one process measures as it grades
         assert grader.measure_references(grader.definitions()) == {}
+
+
+def test_a_dask_cluster_measures_each_reference_once_by_machine(readme_course, dask_scheduler):
+    from graders.checks.submission import MACHINE
+    from graders.course.coordinator import ClassGrader
+    course = readme_course[0]
+    with ClassGrader(course, "broadcasting", scheduler=dask_scheduler) as grader:
+        measured = grader.measure_references(grader.definitions())
+    assert list(measured) == [MACHINE]  # the fixture's workers run on this machine
+    assert len(measured[MACHINE]["calibrations"]) == len(course.assignments["broadcasting"].exercises)
 
 
 def test_unknown_names_exit_2_and_leave_no_trace(tmp_path):

@@ -24,7 +24,7 @@ def measured():
     config.Sandbox.enabled = False
     job = GradingJob("(reference)", "broadcasting", "broadcasting", "", definitions_files(KIT_ROOT / "assignments"),
                      [], config, SEED)
-    return reference_measurements(job, "batch_outer")
+    return reference_measurements(job, "batch_outer")  # what one process measured, with its machine
 
 
 def test_a_run_adopts_what_another_process_measured_and_does_not_measure_it_again(measured, monkeypatch):
@@ -34,7 +34,7 @@ def test_a_run_adopts_what_another_process_measured_and_does_not_measure_it_agai
     monkeypatch.setattr(reference_module, "calibrate", _measured_elsewhere)
     monkeypatch.setattr(reference_module.Reference, "warmed", _measured_elsewhere)
     with GradingRun(seed=SEED) as run:
-        run.adopt(measured)
+        run.adopt({measured["machine"]: measured})
         reference = run.reference(assignment)
         calibration = reference.calibration(ex)
         assert calibration == next(iter(measured["calibrations"].values()))
@@ -43,7 +43,7 @@ def test_a_run_adopts_what_another_process_measured_and_does_not_measure_it_agai
         assert shared == next(iter(measured["reference_times"].values()))[0]
     # control: what another machine measured does not hold here, so this run measures for itself
     with GradingRun(seed=SEED) as run:
-        run.adopt({**measured, "machine": "another machine"})
+        run.adopt({"another machine": measured})
         with pytest.raises(AssertionError, match="measured again"):
             run.reference(assignment).calibration(ex)
 

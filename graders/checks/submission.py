@@ -128,11 +128,12 @@ class GradingRun:
         return {"machine": MACHINE, "calibrations": dict(self.calibrations),
                 "reference_times": dict(self.reference_times)}
 
-    def adopt(self, measured: dict) -> None:
-        """Take what another process of this run measured on this machine (see ``combine``); measurements from
-        another machine are ignored: its timings do not hold here."""
-        if measured.get("machine") == MACHINE:
-            combine({"calibrations": self.calibrations, "reference_times": self.reference_times}, measured)
+    def adopt(self, by_machine: dict) -> None:
+        """Take what other processes of this run measured on this machine (``by_machine``: machine -> what
+        ``measured`` gave there; see ``combine``). Another machine's timings do not hold here."""
+        if MACHINE in by_machine:
+            combine({"calibrations": self.calibrations, "reference_times": self.reference_times},
+                    by_machine[MACHINE])
 
     @staticmethod
     def code_key(cells) -> str:

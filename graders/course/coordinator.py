@@ -15,10 +15,10 @@ executors), and the run's verdicts by program (graders.checks.identity). For eac
    would produce), except for a student one of whose notebooks they refused: nbgrader then runs them and
    says why.
 
-Before its first submission, a local pool's processes measure the reference of every exercise between them
-(its calibration and shared time, one exercise per call) and every job carries what they measured: each
-process would otherwise measure every exercise itself before its first notebook. A Dask worker measures
-for itself (it may be another machine).
+Before its first submission, the pool's processes (or the cluster's workers) measure the reference of every
+exercise between them (its calibration and shared time, one exercise per call) and every job carries what
+they measured, by machine: each process would otherwise measure every exercise itself before its first
+notebook. A process adopts only what was measured on its own machine.
 """
 from __future__ import annotations
 
@@ -120,21 +120,20 @@ class ClassGrader:
         return files
 
     def measure_references(self, definitions: dict[str, str]) -> dict:
-        """The reference of every exercise measured once, spread over a local pool's processes (a pool's
-        ``spread``; serially or on Dask each process measures what it needs itself): each process would
-        otherwise measure every exercise before its first notebook (0.25 s of calibration and 0.1 s of shared
-        reference time each, measured on broadcasting)."""
+        """The reference of every exercise measured once, spread over the executor's processes (its ``spread``;
+        serially the one process measures as it grades), by machine: each process would otherwise measure every
+        exercise before its first notebook (0.25 s of calibration and 0.1 s of shared reference time each,
+        measured on broadcasting)."""
         spread = getattr(self.executor, "spread", None)
         if spread is None:
             return {}
         probe = GradingJob("(reference)", self.assignment_name, self.assignment_name, "", definitions, [],
                            self.config, self.seed)
-        measured: dict = {}
+        by_machine: dict = {}
         for result in spread(reference_measurements, [(probe, ex.name) for ex in self.assignment().exercises]):
             if result:
-                measured.setdefault("machine", result.get("machine"))
-                combine(measured, result)
-        return measured
+                combine(by_machine.setdefault(result["machine"], {}), result)
+        return by_machine
 
     def assignment(self) -> Assignment:
         """The assignment's definitions, imported once per version of the course's files (``definitions`` forgets

@@ -211,6 +211,18 @@ class Dask:
         key = f"vecgrade-{job.student}-{job.notebook_id}-{secrets.token_hex(4)}"
         self.running[self.client.submit(timed, job, pure=False, retries=1, key=key)] = job
 
+    def spread(self, fn, calls: list[tuple]) -> list:
+        """``fn(*args)`` for each ``args`` of ``calls``, as tasks on the cluster; a task that failed gives None."""
+        futures = [self.client.submit(fn, *args, pure=False, key=f"vecgrade-spread-{secrets.token_hex(4)}")
+                   for args in calls]
+        results = []
+        for future in futures:
+            try:
+                results.append(future.result())
+            except Exception:  # noqa: BLE001 - what a task could not measure, the jobs measure themselves
+                results.append(None)
+        return results
+
     def warm(self, job: GradingJob) -> None:
         """Run ``job`` once on every worker of the cluster (each keeps its grading run warm across tasks)."""
         workers = list(self.client.scheduler_info().get("workers", {}))

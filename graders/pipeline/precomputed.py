@@ -59,8 +59,8 @@ class GradingJob:
     known: dict = field(default_factory=dict)  # exercise -> its verdicts, known from the same program's
     defer: list[str] = field(default_factory=list)  # exercises whose verdicts another job computes now
     modules: dict[str, str] = field(default_factory=dict)  # the submission's own modules (helpers.py): name -> source
-    measured: dict = field(default_factory=dict)  # the reference as another process of this machine measured it
-    # for this run (GradingRun.measured): adopted, not measured again
+    measured: dict = field(default_factory=dict)  # machine -> the reference as other processes measured it there
+    # for this run (GradingRun.measured): a process adopts its own machine's, and does not measure it again
 
     @property
     def key(self) -> str:
