@@ -214,7 +214,8 @@ SOFTMAX_ROWS = Exercise(
 Return the softmax of each row of `x` (shape `[N, D]`):
 `out[i, j] = exp(x[i, j]) / sum_k exp(x[i, k])`. The result must stay finite for
 entries as large as `1e4` or as small as `-1e4`. `softmax` and `log_softmax`
-are not allowed (in any namespace). `N` may be 0. `x` is float32 or float64.""",
+are not allowed (in any namespace), nor attention (`scaled_dot_product_attention`),
+which computes a softmax inside. `N` may be 0. `x` is float32 or float64.""",
     hints=("`exp(1e4)` overflows. Subtracting the row's maximum from the row changes nothing in the result.",
            "`x.amax(1, keepdim=True)` has shape `[N, 1]`."),
     reference=softmax_rows,
@@ -227,8 +228,11 @@ are not allowed (in any namespace). `N` may be 0. `x` is float32 or float64.""",
         Example("x = torch.tensor([[0., 0.], [1., 3.], [10000., 9999.]])", "softmax_rows(x)"),
     ),
     rtol=1e-4,
-    forbidden=("softmax", "log_softmax", "Softmax", "LogSoftmax", "softmin", "Softmin"),
-    forbidden_ops=("_softmax", "_log_softmax", "softmax", "log_softmax"),
+    # attention computes a softmax inside, and its fused CPU kernel shows no softmax op (a red-team answer earned
+    # "vectorized" and "fast" with scaled_dot_product_attention on [1, N, 1, D] queries)
+    forbidden=("softmax", "log_softmax", "Softmax", "LogSoftmax", "softmin", "Softmin",
+               "scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention"),
+    forbidden_ops=("_softmax", "_log_softmax", "softmax", "log_softmax", "*scaled_dot_product*", "*attention*"),
     loop_hint="work on whole rows with reductions along axis 1 instead",
     bench_size=24,
     speedup=10,

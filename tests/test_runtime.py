@@ -111,6 +111,21 @@ def test_attention_routes_to_a_forbidden_softmax_variant(broadcasting):
     with worker:
         verdict = checks.vectorized()
     assert not verdict.passed and "softmax" in verdict.message, verdict.message
+    # on [1, N, 1, D] queries the fused CPU kernel runs, and no softmax op shows (a red-team answer passed this way)
+    worker, checks = checks_with_static_view(broadcasting, FLASH, innocent, name="softmax_rows")
+    with worker:
+        verdict = checks.vectorized()
+    assert not verdict.passed and "attention" in verdict.message, verdict.message
+    worker, checks = checks_with_static_view(broadcasting, innocent, innocent, name="softmax_rows")
+    with worker:  # control: the same check passes a program that runs no attention
+        assert "attention" not in checks.vectorized().message
+
+
+FLASH = ("def softmax_rows(x):\n    N, D = x.shape\n"
+         "    q = torch.zeros(1, N, 1, D, dtype=x.dtype)\n    q[..., 0] = 1\n"
+         "    k = torch.zeros(1, N, D, D, dtype=x.dtype)\n    k[..., 0] = x\n"
+         "    v = torch.eye(D, dtype=x.dtype).expand(1, N, D, D)\n"
+         "    return torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=1.0)[0, :, 0]\n")
 
 
 # -- in-place and view, with a process that lies --------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import time
 
 import nbformat
 import pytest
@@ -92,16 +93,27 @@ PROMPT = ("([i, pattern, before]) => { const c = document.querySelectorAll('.jp-
           " return p && p.textContent !== before && new RegExp(pattern).test(p.textContent); }")
 
 
+def show_editor(page, target, timeout: float) -> None:
+    """Wait for the cell's editor. The setup cell opens collapsed and a click on its placeholder shows it; on a
+    loaded machine the placeholder can appear after a first look found nothing, which left the editor hidden
+    for good (two suite runs timed out here), so the placeholder is looked for until the editor shows."""
+    editor, collapsed = target.locator(".cm-content"), target.locator(".jp-InputPlaceholder")
+    deadline = time.monotonic() + timeout / 1000
+    while not editor.is_visible():
+        if collapsed.count() and collapsed.first.is_visible():
+            collapsed.first.click()
+        if time.monotonic() > deadline:
+            editor.wait_for(state="visible", timeout=1_000)  # raises Playwright's own timeout, with its log
+        page.wait_for_timeout(250)
+
+
 def run(page, index: int, timeout: float = 60_000) -> str:
     """Run one cell and return its output text once the kernel is idle again.
 
     A key press can be lost while JupyterLab is still settling (focus elsewhere): if the cell is
     neither queued nor run after a few seconds, it is clicked and run again."""
     target = cell(page, index)
-    collapsed = target.locator(".jp-InputPlaceholder")  # the setup cell opens collapsed; a click shows it
-    if collapsed.count():
-        collapsed.first.click()
-    target.locator(".cm-content").wait_for(state="visible", timeout=timeout)  # a loaded machine renders slowly
+    show_editor(page, target, timeout)
     before = target.locator(".jp-InputPrompt").inner_text()
     for attempt in range(3):
         accept_dialogs(page)
