@@ -65,6 +65,18 @@ def warmed(job: GradingJob) -> int:
     return os.getpid()
 
 
+def _results(futures) -> list:
+    """Each future's result, or None for one that raised (what a call could not measure, the jobs measure
+    themselves); a pool's and a cluster's futures alike."""
+    results = []
+    for future in futures:
+        try:
+            results.append(future.result())
+        except Exception:  # noqa: BLE001 - see the docstring
+            results.append(None)
+    return results
+
+
 class Serial:
     """In this process, one job at a time (``vecgrade grade --jobs 1``)."""
 
@@ -133,18 +145,10 @@ class Pool:
             if not self.running:
                 self.close()
             return [None] * len(calls)
-        results = []
-        for future in futures:
-            try:
-                results.append(future.result())
-            except BrokenProcessPool:
-                results.append(None)
-                if not self.running:
-                    self.close()
-                break
-            except Exception:  # noqa: BLE001 - what a call could not measure, the jobs measure themselves
-                results.append(None)
-        return results + [None] * (len(calls) - len(results))
+        results = _results(futures)
+        if any(isinstance(future.exception(), BrokenProcessPool) for future in futures) and not self.running:
+            self.close()
+        return results
 
     def warm(self, job: GradingJob, rounds: int = 3) -> None:
         """Run ``job`` in every process of the pool, so that no first submission finds one cold: a round of
@@ -213,15 +217,8 @@ class Dask:
 
     def spread(self, fn, calls: list[tuple]) -> list:
         """``fn(*args)`` for each ``args`` of ``calls``, as tasks on the cluster; a task that failed gives None."""
-        futures = [self.client.submit(fn, *args, pure=False, key=f"vecgrade-spread-{secrets.token_hex(4)}")
-                   for args in calls]
-        results = []
-        for future in futures:
-            try:
-                results.append(future.result())
-            except Exception:  # noqa: BLE001 - what a task could not measure, the jobs measure themselves
-                results.append(None)
-        return results
+        return _results([self.client.submit(fn, *args, pure=False, key=f"vecgrade-spread-{secrets.token_hex(4)}")
+                         for args in calls])
 
     def warm(self, job: GradingJob) -> None:
         """Run ``job`` once on every worker of the cluster (each keeps its grading run warm across tasks)."""
