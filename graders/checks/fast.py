@@ -78,7 +78,12 @@ def warm_up_requests(run, ex, k: int) -> list:
             run.bench_inputs(ex, "warm-up", k)]
 
 
-FIRST = "repetition 0"  # the first timed request: its reference time is measured once and shared
+def repetition(rep: int) -> str:
+    """The name of timed request ``rep`` (its inputs are the same for every student of a run)."""
+    return f"repetition {rep}"
+
+
+FIRST = repetition(0)  # the first timed request: its reference time is measured once and shared
 
 
 def measure_reference(run, reference, ex) -> None:
@@ -165,7 +170,7 @@ def _fast(checks) -> Verdict:
             fresh: WorkerSession | None = None
             try:
                 for rep in range(REPS):
-                    staged = run.bench_inputs(ex, FIRST if rep == 0 else f"repetition {rep}", k)
+                    staged = run.bench_inputs(ex, repetition(rep), k)
                     # far slower than the reference already fails: the limit stops a loop answer early
                     limit = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one * k + 0.5))
                     t, outs = _timed(checks, student, staged, limit)
