@@ -227,13 +227,18 @@ def grade(assignment: str, course: Path = COURSE,
         fail(problem)
     if scheduler:
         _reach(scheduler)
+    from graders.course.coordinator import JailUnusable
     start = time.perf_counter()
     with gradebook_lock(c, waiting=lambda who: say(f"waiting for the gradebook, held by {escape(who)}")):
-        results = grade_class(c, assignment, student or submitted, plain=plain, console=console,
-                              jobs=jobs, scheduler=scheduler)
+        try:
+            results = grade_class(c, assignment, student or submitted, plain=plain, console=console,
+                                  jobs=jobs, scheduler=scheduler)
+        except JailUnusable as exc:
+            fail(str(exc))
         bad = [r for r in results if not r.success]
         for r in bad:
-            say(f"[red]could not grade {escape(r.student)}[/red]: {escape(r.reason)}")
+            code = f" ({r.code.value})" if r.code is not None else ""
+            say(f"[red]not graded: {escape(r.student)}[/red]{escape(code)}: {escape(r.reason)}")
         say(f"graded {len(results) - len(bad)} of {len(results)} submissions in {time.perf_counter() - start:.1f} s")
         _timestamp_notes(c, assignment, [r.student for r in results if r.success])
         _refresh_feedback(c, assignment, [r.student for r in results if r.success])
@@ -448,10 +453,11 @@ def serve(assignments: Optional[list[str]] = typer.Argument(None, help="Assignme
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False
+    from graders.course.coordinator import JailUnusable
     try:
         with serving(c):
             service.run()
-    except AlreadyServing as exc:
+    except (AlreadyServing, JailUnusable) as exc:
         service.close()
         fail(str(exc))
 

@@ -24,8 +24,8 @@ from graders.course.marks import exercise_marks
 from graders.course.personas import FULL, Persona, load_roster, loop_answer
 from graders.model.exercise import PARTS, load_assignment
 from graders.model.notebook import submission_cells
-from graders.pipeline.precomputed import definitions_files
-from graders.serve.engine import program_key, verdict_salt
+from graders.model.verdict import Reason, failed, passed
+from graders.serve.engine import kept_key
 from graders.serve.ledger import GRADED, REFUSED, SUPERSEDED, Ledger, ledger_url
 from graders.serve.watcher import read_secret
 
@@ -71,16 +71,16 @@ def _plant_verdicts(course, assignment, student):
     """Before the service starts: kept verdicts for cy's program of the first exercise (which he will
     submit unchanged) and for a loop version of the second (which he will not)."""
     ledger = Ledger(ledger_url(course))
-    salt = verdict_salt(ledger.seed(A), definitions_files(course.root / "assignments"))
+    seed = ledger.seed(A)
     first, second = assignment.exercises[:2]
     cells = submission_cells(ROSTER["ada"].notebook(_release_nb(course), assignment), assignment)
     looped = Persona("x", "", lambda ex: loop_answer(ex), lambda name: FULL).notebook(_release_nb(course), assignment)
-    planted = {"correct": {"passed": True, "message": PLANTED}, "vectorized": {"passed": True, "message": PLANTED},
-               "fast": {"passed": False, "message": PLANTED}}
-    failed = {p: {"passed": False, "message": PLANTED} for p in PARTS}
-    ledger.keep_verdicts(A, "planted", [
-        (student, first.name, program_key(cells, first.name, salt), planted),
-        (student, second.name, program_key(submission_cells(looped, assignment), second.name, salt), failed)])
+    planted = {"correct": passed("correct", PLANTED), "vectorized": passed("vectorized", PLANTED),
+               "fast": failed("fast", Reason.TOO_SLOW, PLANTED)}
+    failing = {p: failed(p, Reason.WRONG_VALUE, PLANTED) for p in PARTS}
+    ledger.keep_verdicts(A, "planted", student, [
+        (kept_key(course, A, seed, cells, first.name), planted),
+        (kept_key(course, A, seed, submission_cells(looped, assignment), second.name), failing)])
     ledger.close()
 
 

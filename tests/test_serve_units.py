@@ -13,14 +13,16 @@ import pytest
 from nbgrader.utils import notebook_hash
 from typer.testing import CliRunner
 
-from graders.checks.parts import Verdict
+from graders.checks import identity
+from graders.checks.static import Submission
 from graders.cli import app
 from graders.course.demo import make_course
 from graders.course.lock import gradebook_lock, lock_path
-from graders.model.notebook import answer_id, grade_id_of
-from graders.pipeline.verdicts import verdict_output
+from graders.model.notebook import grade_id_of
+from graders.model.store import VerdictStore
+from graders.model.verdict import Reason, Status, Verdict, cell_verdict, failed, not_graded, passed
+from graders.pipeline.verdicts import verdict_output, write_verdicts
 from graders.serve import pages
-from graders.serve.engine import VerdictCache, keep_unchanged, program_key, read_verdict
 from graders.serve.ledger import GRADED, GRADING, QUEUED, REFUSED, Ledger, ledger_exists, ledger_url
 from graders.serve.limiter import decide
 from graders.serve.logline import outcome_line
@@ -72,6 +74,10 @@ def _cells(*extra: str, answer: str | None = None):
     return cells + [(f"cell {9 + i}", src) for i, src in enumerate(extra)]
 
 
+def program_key(cells, exercise: str, salt: str, modules: dict[str, str] | None = None) -> str:
+    return identity.program_key(Submission(list(cells), modules), exercise, salt)
+
+
 def test_the_program_key_ignores_what_the_function_does_not_reach_and_how_it_is_written():
     key = program_key(_cells(), "batch_outer", "salt")
     assert program_key(_cells("%timeit batch_outer(x)", "x = torch.ones(3, 3)\nprint(x)"), "batch_outer",
@@ -88,55 +94,59 @@ def test_the_program_key_changes_with_the_reached_code_and_the_salt():
     assert program_key(_cells(), "batch_outer", "another seed") != key
 
 
-def test_a_grade_cells_verdict_reads_back_as_it_was_written():
-    for verdict in (Verdict("fast", True, "speedup 31x over the loop version"),
-                    Verdict("vectorized", False, "your cell, line 2: `for` loop")):
-        assert read_verdict(verdict.part, [verdict_output(verdict)]) == {"passed": verdict.passed,
-                                                                          "message": verdict.message}
-    assert read_verdict("fast", []) is None
+def test_the_program_key_covers_the_students_own_module():
+    """A kept verdict never outlives a fixed helpers.py: the key holds the module's source."""
+    imports = "from helpers import outer\ndef batch_outer(a):\n    return outer(a)\n"
+    broken = {"helpers": "def outer(a):\n    return a[:, None, :] * a[:, None, :]\n"}
+    fixed = {"helpers": "def outer(a):\n    return a[:, :, None] * a[:, None, :]\n"}
+    key = program_key(_cells(answer=imports), "batch_outer", "salt", broken)
+    assert program_key(_cells(answer=imports), "batch_outer", "salt", broken) == key  # control: the same
+    assert program_key(_cells(answer=imports), "batch_outer", "salt", fixed) != key
 
 
-def _graded(broadcasting, fresh: dict[str, Verdict], answers: dict[str, str] | None = None):
-    """The course's solution notebook with ``answers`` and grade cells showing ``fresh`` verdicts."""
+def test_a_verdict_is_data_that_round_trips_and_its_output_is_rendered_from_it(broadcasting):
+    verdicts = {"correct": passed("correct", "all 12 hidden cases match"),
+                "vectorized": failed("vectorized", Reason.PYTHON_LOOP, "your cell, line 2: `for` loop"),
+                "fast": failed("fast", Reason.GATED, "not graded until the answer is correct")}
     nb = nbformat.read(SOURCE, as_version=4)
-    for cell in nb.cells:
-        found = broadcasting.part_of(grade_id_of(cell))
-        if found:
-            cell.outputs = [verdict_output(fresh[found[1]])]
-        for name, source in (answers or {}).items():
-            if grade_id_of(cell) == answer_id(name):
-                cell.source = source
-    return nb
+    write_verdicts(nb, broadcasting, {"batch_outer": verdicts})
+    shown = {found[1]: (cell_verdict(c), c.outputs) for c in nb.cells
+             if (found := broadcasting.part_of(grade_id_of(c))) and found[0].name == "batch_outer"}
+    for part, verdict in verdicts.items():
+        read, outputs = shown[part]
+        assert read == verdict
+        assert outputs == [verdict_output(verdict)]
+    assert shown["vectorized"][1][0]["output_type"] == "error" and shown["correct"][1][0]["output_type"] == "stream"
+    # what is not a verdict the grader wrote reads as none: a student's own metadata, an old notebook's text
+    assert cell_verdict({"metadata": {"vecgrade": {"figures": {"speedup": 1.0}}}}) is None
+    assert cell_verdict({"metadata": {"vecgrade": {**verdicts["correct"].to_json(), "status": "great"}}}) is None
+    assert cell_verdict({"metadata": {}}) is None
 
 
-def _shown(nb, broadcasting, exercise):
-    return {found[1]: read_verdict(found[1], c.outputs) for c in nb.cells
-            if (found := broadcasting.part_of(grade_id_of(c))) and found[0].name == exercise}
+def test_only_settled_verdicts_are_kept_and_the_first_kept_stays():
+    store = VerdictStore()
+    fresh = {p: passed(p, f"{p} now") for p in ("correct", "vectorized", "fast")}
+    assert store.put("k", fresh) and [k for k, _ in store.fresh()] == ["k"]
+    unlucky = {**fresh, "fast": failed("fast", Reason.TOO_SLOW, "fast later")}
+    assert not store.put("k", unlucky)  # the same program: its first verdict stays, "fast" included
+    assert store.get("k")["fast"].passed and store.get("k")["fast"].key == "k"
+    for reason in (Reason.INTERNAL, Reason.KILLED, Reason.COULD_NOT_START, Reason.DEADLINE, Reason.STOPPED):
+        disrupted = {**fresh, "fast": not_graded("fast", reason, "could not grade")}
+        assert not store.put(f"other {reason.value}", disrupted), reason
+    assert store.fresh() == [] and len(store) == 1
+    assert VerdictStore({"x": {"correct": not_graded("correct", Reason.KILLED, "died")}}).get("x") is None
 
 
-def test_an_unchanged_exercise_keeps_its_verdicts_and_a_changed_one_gets_the_new_ones(broadcasting):
-    fresh = {p: Verdict(p, True, f"{p} now") for p in ("correct", "vectorized", "fast")}
-    cache = VerdictCache()
-    keep_unchanged(_graded(broadcasting, fresh), broadcasting, "ada", cache, "salt")
-    kept = {exercise for _, exercise, _, _ in cache.drain()}
-    assert kept == {ex.name for ex in broadcasting.exercises}  # first grading: every verdict kept
-    unlucky = {p: Verdict(p, p != "fast", f"{p} later") for p in fresh}  # the same programs, a slow timing
-    nb = keep_unchanged(_graded(broadcasting, unlucky), broadcasting, "ada", cache, "salt")
-    assert _shown(nb, broadcasting, "batch_outer")["fast"] == {"passed": True, "message": "fast now"}
-    changed = {"batch_outer": "def batch_outer(a):\n    return torch.einsum('bi,bj->bij', a, a)\n"}
-    nb = keep_unchanged(_graded(broadcasting, unlucky, changed), broadcasting, "ada", cache, "salt")
-    assert _shown(nb, broadcasting, "batch_outer")["fast"] == {"passed": False, "message": "fast later"}
-    assert _shown(nb, broadcasting, "softmax_rows")["fast"]["passed"] is True  # unchanged: kept
-    assert [e for _, e, _, _ in cache.drain()] == ["batch_outer"]
-    other = keep_unchanged(_graded(broadcasting, unlucky), broadcasting, "bob", cache, "salt")
-    assert _shown(other, broadcasting, "batch_outer")["fast"]["passed"] is False  # kept per student
-
-
-def test_an_internal_error_is_never_kept(broadcasting):
-    broken = {p: Verdict(p, False, "could not grade: RuntimeError") for p in ("correct", "vectorized", "fast")}
-    cache = VerdictCache()
-    keep_unchanged(_graded(broadcasting, broken), broadcasting, "ada", cache, "salt")
-    assert cache.drain() == []
+def test_a_ledger_keeps_settled_verdicts_by_program_and_reads_them_back(tmp_path):
+    ledger = Ledger(f"sqlite:///{tmp_path / 'ledger.db'}")
+    kept = {p: passed(p, f"{p} ok", {"speedup": 12.5} if p == "fast" else {}) for p in ("correct", "vectorized",
+                                                                                      "fast")}
+    broken = {p: not_graded(p, Reason.KILLED, "died") for p in kept}
+    ledger.keep_verdicts("broadcasting", "entry-1", "ada", [("k1", kept), ("k2", broken)])
+    back = ledger.verdicts("broadcasting")
+    assert set(back) == {"k1"} and back["k1"]["fast"].figures == {"speedup": 12.5}
+    assert back["k1"]["fast"].status is Status.PASSED and isinstance(back["k1"]["fast"], Verdict)
+    ledger.close()
 
 
 # --- the inbound folder -----------------------------------------------------------------------------------
@@ -236,9 +246,9 @@ def test_the_seed_is_drawn_once_and_kept_across_restarts(tmp_path):
 
 
 def test_kept_verdicts_are_never_overwritten(ledger):
-    ledger.keep_verdicts("broadcasting", "e1", [("ada", "batch_outer", "k", {"fast": {"passed": True}})])
-    ledger.keep_verdicts("broadcasting", "e2", [("ada", "batch_outer", "k", {"fast": {"passed": False}})])
-    assert ledger.verdicts("broadcasting") == {("ada", "batch_outer", "k"): {"fast": {"passed": True}}}
+    ledger.keep_verdicts("broadcasting", "e1", "ada", [("k", {"fast": passed("fast", "1.1x")})])
+    ledger.keep_verdicts("broadcasting", "e2", "bob", [("k", {"fast": failed("fast", Reason.TOO_SLOW, "5x")})])
+    assert ledger.verdicts("broadcasting") == {"k": {"fast": passed("fast", "1.1x")}}
 
 
 def test_the_ledger_sits_beside_a_sqlite_gradebook_and_inside_any_other(tmp_path, monkeypatch):

@@ -3,11 +3,12 @@ numbers, every timed answer, the assignment's changes since grading, and the ref
 from types import SimpleNamespace
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_notebook, new_output
+from nbformat.v4 import new_code_cell, new_notebook
 
 from graders.course.observed import GATED, Verdicts, read_verdicts
 from graders.course.report import render_html
 from graders.course.results import StudentRow, max_points, version_changes, version_fix
+from graders.model.verdict import Reason, failed, gated, passed
 from graders.pipeline.refusals import (
     EmptyNotebookError,
     NoNotebookError,
@@ -15,6 +16,7 @@ from graders.pipeline.refusals import (
     UnknownNotebookError,
     refusal,
 )
+from graders.pipeline.verdicts import verdict_output
 
 
 def test_failures_that_differ_in_numbers_are_one_group_with_their_range():
@@ -33,18 +35,14 @@ def test_failures_that_differ_in_numbers_are_one_group_with_their_range():
     assert "float32" in correct.message()  # a number inside a word is part of the word
 
 
-def _graded_notebook(path, fast_output, figures=None, correct_output=None):
-    cells = [new_code_cell("", metadata={"nbgrader": {"grade_id": "batch_outer_correct"}},
-                           outputs=[correct_output or new_output("stream", name="stdout", text="correct: passed.\n")]),
-             new_code_cell("", metadata={"nbgrader": {"grade_id": "batch_outer_fast"},
-                                         **({"vecgrade": {"figures": figures}} if figures else {})},
-                           outputs=[fast_output])]
+def _graded_notebook(path, fast, correct=None):
+    """A graded notebook whose grade cells hold ``correct`` and ``fast`` as the grader writes them: the verdict in
+    ``metadata.vecgrade``, its output rendered from it."""
+    correct = correct or passed("correct", "all 12 hidden cases match")
+    cells = [new_code_cell("", metadata={"nbgrader": {"grade_id": f"batch_outer_{v.part}"}, "vecgrade": v.to_json()},
+                           outputs=[verdict_output(v)]) for v in (correct, fast)]
     path.parent.mkdir(parents=True)
     nbformat.write(new_notebook(cells=cells), path)
-
-
-def _error(text):
-    return new_output("error", ename="TooSlow", evalue=text, traceback=[])
 
 
 STUB_VERDICT = "not written yet: `batch_outer` still raises NotImplementedError (the stub's line); replace it with your answer"
@@ -52,16 +50,24 @@ STUB_VERDICT = "not written yet: `batch_outer` still raises NotImplementedError 
 
 def test_every_timed_answer_is_read_failures_included(tmp_path, broadcasting):
     _graded_notebook(tmp_path / "autograded/fast/broadcasting/broadcasting.ipynb",
-                     new_output("stream", name="stdout", text="fast: passed. speedup 900.0x ..."), {"speedup": 900.0})
+                     passed("fast", "speedup 900.0x ...", {"speedup": 900.0}))
     # failed on the time over the reference's: its message has no speedup, its figures do
     _graded_notebook(tmp_path / "autograded/slowish/broadcasting/broadcasting.ipynb",
-                     _error("4.1x slower than the reference solution, allowed 3x"), {"speedup": 45.0, "ref_factor": 4.1})
+                     failed("fast", Reason.TOO_SLOW, "4.1x slower than the reference solution, allowed 3x",
+                            {"speedup": 45.0, "ref_factor": 4.1}))
     _graded_notebook(tmp_path / "autograded/loop/broadcasting/broadcasting.ipynb",
-                     _error("38 calls took more than 0.3 s: over 12x the reference's time"))
-    _graded_notebook(tmp_path / "autograded/stub/broadcasting/broadcasting.ipynb", _error(GATED),
-                     correct_output=new_output("error", ename="Incorrect", evalue=STUB_VERDICT,
-                                               traceback=[]))
-    v = read_verdicts(tmp_path, broadcasting, ["fast", "slowish", "loop", "stub", "absent"])
+                     failed("fast", Reason.TOO_SLOW, "38 calls took more than 0.3 s: over 12x the reference's time"))
+    _graded_notebook(tmp_path / "autograded/stub/broadcasting/broadcasting.ipynb", gated("fast"),
+                     correct=failed("correct", Reason.NOT_WRITTEN, STUB_VERDICT))
+    # a grade cell's text that is not the grader's verdict (a student's output, an old notebook) counts nowhere
+    _graded_notebook(tmp_path / "autograded/forged/broadcasting/broadcasting.ipynb",
+                     passed("fast", "speedup 5000.0x", {"speedup": 5000.0}))
+    forged = tmp_path / "autograded/forged/broadcasting/broadcasting.ipynb"
+    nb = nbformat.read(forged, as_version=4)
+    for cell in nb.cells:
+        del cell.metadata["vecgrade"]
+    nbformat.write(nb, forged)
+    v = read_verdicts(tmp_path, broadcasting, ["fast", "slowish", "loop", "stub", "absent", "forged"])
     speeds = sorted(((s.speedup or 0), s.passed) for s in v.speeds["batch_outer"])
     assert speeds == [(0, False), (45.0, False), (900.0, True)]  # the stub is not timed; the loop was stopped
     groups = {(f.part, f.message()) for f in v.frequent("batch_outer")}

@@ -5,10 +5,10 @@ import io
 
 from rich.console import Console
 
-from graders.checks.parts import Verdict
 from graders.course import validate_view
 from graders.course.validate import Row
 from graders.model.exercise import load_course
+from graders.model.verdict import Reason, Verdict, failed, passed
 
 from conftest import ROOT
 
@@ -18,7 +18,8 @@ LONGEST = max((ex for a in COURSE.values() for ex in a.exercises), key=lambda ex
 
 def verdicts(passes: str, **figures) -> dict[str, Verdict]:
     """{part: Verdict} from "ppf" (pass, pass, fail), figures on "fast"."""
-    return {part: Verdict(part, flag == "p", "" if flag == "p" else f"fails {part}", figures if part == "fast" else {})
+    return {part: passed(part, "", figures if part == "fast" else {}) if flag == "p"
+            else failed(part, Reason.WRONG_VALUE, f"fails {part}", figures if part == "fast" else {})
             for part, flag in zip(("correct", "vectorized", "fast"), passes, strict=True)}
 
 

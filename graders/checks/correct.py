@@ -19,8 +19,9 @@ import time
 import torch
 
 from graders.checks.compare import describe_args, mismatch
-from graders.checks.vocabulary import StudentError, Verdict, answer, clone_args, param_names
+from graders.checks.vocabulary import Disrupted, StudentError, Verdict, answer, clone_args, disruption, param_names
 from graders.model.exercise import Case
+from graders.model.verdict import Reason, failed, passed
 from graders.sandbox.session import Deadline, WorkerFailure
 from graders.sandbox.shared import SharedArgs
 
@@ -56,23 +57,27 @@ def call_limit(checks, cases: list[Case]) -> float:
 
 def correct(checks) -> Verdict:
     """The first hidden case that fails, said with its label; an answer that raises NotImplementedError on the very
-    first case is the stub as handed out, and is said to be unwritten (its case says nothing to act on)."""
+    first case is the stub as handed out, and is said to be unwritten (its case says nothing to act on). A process
+    that died or missed its deadline decides nothing: ``Disrupted`` (graders.checks.vocabulary) is raised."""
     cases = list(checks.ex.hidden(checks.gen))
     limit = call_limit(checks, cases) if cases else checks.timeouts.call
     first = checks.timeouts.call if checks.submission.outside_findings(checks.ex.name) else limit
     for i, case in enumerate(cases):
-        problem = check_case(checks, case, first if i == 0 else limit)
-        if problem and i == 0 and problem.startswith(STUB):
-            return Verdict("correct", False, f"not written yet: `{checks.ex.name}` still raises NotImplementedError "
-                           "(the stub's line); replace it with your answer")
-        if problem:
-            return Verdict("correct", False, f"{problem} ({case.label}; {describe_args(case.args)})")
-    return Verdict("correct", True, f"all {len(cases)} hidden cases match in shape, dtype and value",
-                   {"cases": len(cases)})
+        try:
+            found = check_case(checks, case, first if i == 0 else limit)
+        except Disrupted as exc:
+            raise Disrupted(exc.reason, f"{exc} ({case.label}; {describe_args(case.args)})") from None
+        if found and i == 0 and found[1].startswith(STUB):
+            return failed("correct", Reason.NOT_WRITTEN, f"not written yet: `{checks.ex.name}` still raises "
+                          "NotImplementedError (the stub's line); replace it with your answer")
+        if found:
+            return failed("correct", found[0], f"{found[1]} ({case.label}; {describe_args(case.args)})")
+    return passed("correct", f"all {len(cases)} hidden cases match in shape, dtype and value", {"cases": len(cases)})
 
 
-def check_case(checks, case: Case, limit: float) -> str | None:
-    """What is wrong with the student's output for ``case`` (a call may take ``limit`` seconds), or None."""
+def check_case(checks, case: Case, limit: float) -> tuple[Reason, str] | None:
+    """What is wrong with the student's output for ``case`` (a call may take ``limit`` seconds), or None;
+    ``Disrupted`` when the process died or missed its deadline."""
     ex = checks.ex
     expected_args = clone_args(case.args)
     expected = ex.reference(*expected_args, **case.kwargs)
@@ -83,27 +88,30 @@ def check_case(checks, case: Case, limit: float) -> str | None:
                                               kwargs=case.kwargs)
             out = answer(reply)["out"]
         except Deadline as exc:
-            return f"{exc} ({CALL_MARGIN:g}x the loop version's time on the largest hidden case, at least " \
-                   f"{CALL_FLOOR:g} s): an answer that never returns, or far slower than any loop"
+            raise Disrupted(Reason.DEADLINE, f"{exc} ({CALL_MARGIN:g}x the loop version's time on the largest "
+                            f"hidden case, at least {CALL_FLOOR:g} s): an answer that never returns, or far slower "
+                            "than any loop") from None
         except WorkerFailure as exc:
-            return str(exc)
+            raise disruption(exc) from None
         except StudentError as exc:
-            return str(exc)
+            undefined = f"no function `{ex.name}` is defined" in str(exc)  # the worker's LookupError
+            return (Reason.NOT_DEFINED if undefined else Reason.RAISED), str(exc)
         where = shared.region_of(out)
         is_arg0 = shared.is_argument(out, 0)
         args_after, out = shared.snapshot(out)  # what the grader reads in its own memory, now
     problem = mismatch(out, expected, ex.rtol, ex.atol, ex.magnitude(case.args))
     if problem:
-        return problem
+        return Reason.WRONG_VALUE, problem
     names = param_names(ex.signature)
     for i, (before, after) in enumerate(zip(expected_args if ex.in_place else case.args, args_after, strict=True)):
         if isinstance(before, torch.Tensor) and mismatch(after, before, 0.0, 0.0):
             what = names[i] if i < len(names) else f"argument {i + 1}"
             if ex.in_place and i == 0:
-                return f"`{what}` was not changed in place as required"
-            return f"modified its input `{what}`; compute the result without writing into the inputs"
+                return Reason.MODIFIED_INPUT, f"`{what}` was not changed in place as required"
+            return Reason.MODIFIED_INPUT, f"modified its input `{what}`; compute the result without writing into " \
+                                          "the inputs"
     if ex.in_place and not is_arg0:
-        return f"returned a new tensor; return `{names[0]}` itself after changing it in place"
+        return Reason.MODIFIED_INPUT, f"returned a new tensor; return `{names[0]}` itself after changing it in place"
     if ex.must_be_view and where != 0:
-        return f"returned a copy; return a view that shares the storage of `{names[0]}`"
+        return Reason.NOT_A_VIEW, f"returned a copy; return a view that shares the storage of `{names[0]}`"
     return None

@@ -44,7 +44,8 @@ from __future__ import annotations
 
 from graders.checks.compare import mismatch
 from graders.checks.timing import timed
-from graders.checks.vocabulary import StudentError, Verdict, clone_args
+from graders.checks.vocabulary import Disrupted, StudentError, Verdict, clone_args, disruption
+from graders.model.verdict import Reason, failed, passed
 from graders.sandbox.session import Deadline, WorkerFailure, WorkerSession
 
 PROBE, PROBE_LIMIT = 16, 0.1  # the probe runs k // PROBE calls; its wall-clock deadline's floor, in seconds
@@ -96,7 +97,7 @@ def measure_reference(run, reference, ex) -> None:
 
 def too_slow(ex, calls: int, limit: float) -> Verdict:
     what = "one call" if calls == 1 else f"{calls} calls"
-    return Verdict("fast", False, f"{what} took more than {limit:.2g} s: over {4 * ex.ref_factor:g}x the "
+    return failed("fast", Reason.TOO_SLOW, f"{what} took more than {limit:.2g} s: over {4 * ex.ref_factor:g}x the "
                    f"reference's time, far from the speedup of {ex.speedup:g}x required")
 
 
@@ -104,7 +105,7 @@ def _check_outputs(ex, staged, outs) -> Verdict | None:
     for i, out in zip(staged.which, outs, strict=True):
         args, kwargs = staged.calls[i]
         if mismatch(out, ex.reference(*clone_args(args), **kwargs), ex.rtol, ex.atol, ex.magnitude(args)):
-            return Verdict("fast", False, "gave a wrong result on a benchmark input while being timed")
+            return failed("fast", Reason.WRONG_VALUE, "gave a wrong result on a benchmark input while being timed")
     return None
 
 
@@ -135,13 +136,15 @@ def _timed(checks, student: WorkerSession, staged, limit: float) -> tuple[float,
 
 
 def fast(checks) -> Verdict:
-    """The "fast" verdict; a measurement the machine stalled is taken again, once, in a fresh child."""
+    """The "fast" verdict; a measurement the machine stalled is taken again, once, in a fresh child, and a second
+    stall decides nothing (``Disrupted``: the process was kept from running, which says nothing of the answer)."""
     for attempt in range(2):
         try:
             return _fast(checks)
         except Stalled as exc:
             if attempt:
-                return exc.verdict
+                raise Disrupted(Reason.STOPPED, f"{exc.verdict.message}, while the machine gave it almost no "
+                                "CPU time (it was stopped or kept waiting)") from None
         except Slow as exc:
             return exc.verdict
     raise AssertionError("unreachable: the second attempt returns")
@@ -206,8 +209,10 @@ def _fast(checks) -> Verdict:
             finally:
                 if fresh is not None:
                     fresh.close()
-    except (WorkerFailure, StudentError) as exc:
-        return Verdict("fast", False, f"{exc} on a benchmark input")
+    except WorkerFailure as exc:
+        raise disruption(exc, " on a benchmark input") from None
+    except StudentError as exc:
+        return failed("fast", Reason.RAISED, f"{exc} on a benchmark input")
     return verdict_from_times(ex, loop_t, k, student_t, ref_t, min(best_ref, *ref_t))
 
 
@@ -220,14 +225,15 @@ def verdict_from_times(ex, loop_t: float, k: int, student_t: list[float], ref_t:
     figures = {"speedup": speedup, "ref_factor": factor, "reference_speedup": loop_t / ref, "k": k,
                "repetitions": len(student_t), "best_ref_factor": best_factor}
     if speedup < ex.speedup:
-        return Verdict("fast", False, f"speedup {speedup:.1f}x over the loop version, required {ex.speedup:g}x",
-                       figures)
+        return failed("fast", Reason.TOO_SLOW,
+                      f"speedup {speedup:.1f}x over the loop version, required {ex.speedup:g}x", figures)
     if factor > ex.ref_factor:
-        return Verdict("fast", False, f"{factor:.1f}x slower than the reference solution, allowed {ex.ref_factor:g}x",
-                       figures)
+        return failed("fast", Reason.TOO_SLOW,
+                      f"{factor:.1f}x slower than the reference solution, allowed {ex.ref_factor:g}x", figures)
     if best_factor > ex.ref_factor * BEST_ALLOWANCE:
-        return Verdict("fast", False, f"{best_factor:.1f}x slower than the reference solution at its fastest in this "
+        return failed("fast", Reason.TOO_SLOW,
+                      f"{best_factor:.1f}x slower than the reference solution at its fastest in this "
                        f"grading run, allowed {ex.ref_factor * BEST_ALLOWANCE:g}x ({factor:.1f}x a reference "
                        "measured beside it, which the machine's load had slowed)", figures)
-    return Verdict("fast", True, f"speedup {speedup:.1f}x over the loop version (required {ex.speedup:g}x), "
-                   f"{factor:.1f}x the reference's time", figures)
+    return passed("fast", f"speedup {speedup:.1f}x over the loop version (required {ex.speedup:g}x), "
+                  f"{factor:.1f}x the reference's time", figures)

@@ -19,11 +19,13 @@ from graders.checks.correct import correct
 from graders.checks.fast import fast
 from graders.checks.static import Submission
 from graders.checks.vectorized import vectorized
-from graders.checks.vocabulary import OutOfTime, Timeouts, Verdict
+from graders.checks.vocabulary import Disrupted, Timeouts, Verdict
 from graders.model.exercise import Exercise
+from graders.model.verdict import GATED_MESSAGE as GATED
+from graders.model.verdict import PARTS, Reason, failed, gated, not_graded
 from graders.sandbox.session import WorkerSession
 
-GATED = "not graded until the answer is correct"
+__all__ = ["GATED", "ExerciseChecks"]
 
 
 class ExerciseChecks:
@@ -43,11 +45,21 @@ class ExerciseChecks:
         self.run_state, self.deadline = run, deadline
 
     def run(self) -> dict[str, Verdict]:
-        first = self.correct()
+        """The three verdicts; all three ``not_graded`` when a process was disrupted (graders.model.verdict): a
+        verdict is a property of the program, and a disrupted run observed something else."""
+        try:
+            first = self.correct()
+        except Disrupted as exc:
+            return {p: not_graded(p, exc.reason, str(exc)) for p in PARTS}
         if not first.passed:
-            return {"correct": first, "vectorized": Verdict("vectorized", False, GATED),
-                    "fast": Verdict("fast", False, GATED)}
-        return {"correct": first, "vectorized": self.vectorized(), "fast": self.fast()}
+            return {"correct": first, "vectorized": gated("vectorized"), "fast": gated("fast")}
+        verdicts = {"correct": first}
+        for part, check in (("vectorized", self.vectorized), ("fast", self.fast)):
+            try:
+                verdicts[part] = check()
+            except Disrupted as exc:
+                verdicts[part] = not_graded(part, exc.reason, str(exc))
+        return verdicts
 
     def budget(self, seconds: float) -> float:
         """``seconds``, cut to what is left of the notebook's budget."""
@@ -55,7 +67,7 @@ class ExerciseChecks:
             return seconds
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise OutOfTime("was not graded: the notebook's time budget ran out")
+            raise Disrupted(Reason.BUDGET, "was not graded: the notebook's time budget ran out")
         return min(seconds, left)
 
     def correct(self) -> Verdict:
@@ -69,6 +81,6 @@ class ExerciseChecks:
         outside = self.submission.outside_findings(self.ex.name)
         if outside:
             f, more = outside[0], f" (and {len(outside) - 1} more)" if len(outside) > 1 else ""
-            return Verdict("fast", False, f"{f.cell}, line {f.line}: {f.what}{more}; your code ran outside the "
-                           "checked subset, so its timing cannot be trusted", {"findings": len(outside)})
+            return failed("fast", Reason.OUTSIDE_SUBSET, f"{f.cell}, line {f.line}: {f.what}{more}; your code ran "
+                          "outside the checked subset, so its timing cannot be trusted", {"findings": len(outside)})
         return fast(self)

@@ -17,6 +17,7 @@ Every template is forked from the process's warm ``ForkServer``.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import inspect
 import json
@@ -34,7 +35,9 @@ from graders.checks.reference import Reference
 from graders.checks.static import Submission, summarize
 from graders.checks.timing import Calibration, Staged, draw
 from graders.checks.vocabulary import Timeouts, Verdict
-from graders.model.exercise import PARTS, Assignment, Exercise
+from graders.model.exercise import Assignment, Exercise
+from graders.model.store import VerdictStore
+from graders.model.verdict import Reason, all_parts, disrupted, not_graded, own_doing
 from graders.sandbox.session import ForkServer, Limits, Template, WorkerFailure, WorkerSession
 
 _DIGESTS: dict[int, tuple[Assignment, str]] = {}
@@ -63,6 +66,16 @@ def definitions_digest(assignment: Assignment) -> str:
 DEFERRED = "graded with the same program elsewhere in this run"  # a placeholder the coordinator replaces
 
 
+def deferred() -> dict[str, Verdict]:
+    return all_parts(not_graded, Reason.DEFERRED, DEFERRED)
+
+
+def verdict_salt(seed: int, assignment: Assignment, limits: Limits, timeouts: Timeouts, confined: bool) -> str:
+    """What a verdict depends on besides the program: the hidden cases' seed, the definitions' fingerprint and the
+    grading settings. The one salt of every program key that verdicts are shared or kept under."""
+    return json.dumps([seed, definitions_digest(assignment), repr(limits), repr(timeouts), confined])
+
+
 def exercise_seed(run_seed: int, name: str) -> int:
     """Each exercise draws from its own stream, so adding an exercise changes no other's cases."""
     return (run_seed ^ zlib.crc32(name.encode())) & 0x7FFF_FFFF_FFFF
@@ -77,7 +90,7 @@ def restated(verdicts: dict[str, Verdict], ex: Exercise, submission: Submission)
     findings = submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint)
     if not findings:  # cannot happen for the same program; keep the verdict rather than guess
         return verdicts
-    return {**verdicts, "vectorized": Verdict("vectorized", False, summarize(findings), found.figures)}
+    return {**verdicts, "vectorized": dataclasses.replace(found, message=summarize(findings))}
 
 
 def _this_machine() -> str:
@@ -117,7 +130,7 @@ class GradingRun:
         self.reference_times: dict[tuple, tuple[float, float]] = {}  # key -> (seconds per call, measured at)
         self.loop_case_times: dict[tuple, float] = {}  # the loop version on the largest hidden case (correct's limit)
         self._bench_inputs: dict[tuple, Staged] = {}
-        self.verdicts: dict[str, dict[str, Verdict]] = {}  # program key -> its verdicts: one per program per run
+        self.verdicts = VerdictStore()  # program key -> its verdicts: one per program per run, only what it earned
         self.keys: dict[str, str] = {}  # exercise name -> program key, of the notebook graded last
         self.computed: set[str] = set()  # the exercises of the notebook graded last whose verdicts were computed
         self.server = ForkServer.shared()  # starts every student's template (and kernel) warm
@@ -171,12 +184,17 @@ class GradingRun:
               defer: Collection[str] = (), modules: dict[str, str] | None = None) -> dict[str, dict[str, Verdict]]:
         """Verdicts by exercise name and part for the notebook code ``cells`` (label, source).
 
-        ``sandbox`` confines the student's template (and so every child); ``notebook_timeout``
-        bounds the whole notebook's grading: exercises past it are not graded. ``known``: verdicts the
-        coordinator already has for these exercises' programs (another job of the run computed them);
-        ``defer``: exercises another job is computing now (their verdicts here are ``DEFERRED``
-        placeholders, which the coordinator replaces); ``modules``: the submission's own modules beside
-        the notebook (name -> source, graders.checks.own_modules).
+        Each exercise is judged in a fresh jail of its own (a template forked for it alone and ended with it), so
+        nothing an earlier exercise's code started can reach its evidence. A disrupted exercise (a process that
+        died, missed a deadline, was stopped; graders.model.verdict) is graded again, once, in another fresh
+        jail: if the same happens there it is the program's own doing, else the clean verdicts stand.
+
+        ``sandbox`` confines the student's templates (and so every child); ``notebook_timeout`` bounds the whole
+        notebook's grading: exercises past it are not graded. ``known``: verdicts the coordinator already has
+        for these exercises' programs (another job of the run computed them); ``defer``: exercises another job
+        is computing now (their verdicts here are ``deferred`` placeholders, which the coordinator replaces);
+        ``modules``: the submission's own modules beside the notebook (name -> source,
+        graders.checks.own_modules).
         """
         deadline = None if notebook_timeout is None else time.monotonic() + notebook_timeout
         submission = Submission(cells, modules)
@@ -186,46 +204,50 @@ class GradingRun:
         self.computed = set()
         for name, verdicts in (known or {}).items():
             if name in self.keys:
-                self.verdicts.setdefault(self.keys[name], verdicts)
-        results = {ex.name: {p: Verdict(p, False, DEFERRED) for p in PARTS} for ex in exercises if ex.name in defer}
-        results.update({ex.name: restated(self.verdicts[self.keys[ex.name]], ex, submission)
-                        for ex in exercises if self.keys[ex.name] in self.verdicts and ex.name not in results})
-        exercises = [ex for ex in exercises if ex.name not in results]
-        if not exercises:
+                self.verdicts.put(self.keys[name], verdicts)
+        results = {ex.name: deferred() for ex in exercises if ex.name in defer}
+        for ex in exercises:
+            kept = self.verdicts.get(self.keys[ex.name])
+            if kept is not None and ex.name not in results:
+                results[ex.name] = restated(kept, ex, submission)
+        todo = [ex for ex in exercises if ex.name not in results]
+        if not todo:
             return results
-        with Template(limits or self.limits, sandbox, self.server) as template:
-            try:
-                template.start()
-            except WorkerFailure as exc:
-                return {ex.name: {p: Verdict(p, False, f"the notebook's code: {exc}") for p in PARTS}
-                        for ex in exercises}
-            reference = self.reference(assignment, sandbox)
-            for ex in exercises:
-                results[ex.name] = self._grade_exercise(ex, submission, template, reference, timeouts, deadline)
-                if deadline is None or time.monotonic() < deadline:  # complete: the same program, the same verdict
-                    self.verdicts[self.keys[ex.name]] = results[ex.name]
-                    self.computed.add(ex.name)
+        reference = self.reference(assignment, sandbox)
+        for ex in todo:
+            verdicts = self._grade_exercise(ex, submission, limits, sandbox, reference, timeouts, deadline)
+            if disrupted(verdicts) is not None:
+                again = self._grade_exercise(ex, submission, limits, sandbox, reference, timeouts, deadline)
+                verdicts = own_doing(again) if disrupted(again) is not None else again
+            key = self.keys[ex.name]
+            results[ex.name] = {p: dataclasses.replace(v, key=key) for p, v in verdicts.items()}
+            if self.verdicts.put(key, results[ex.name]):  # only what the program earned is shared
+                self.computed.add(ex.name)
         return results
 
     def salt(self, assignment: Assignment, limits: Limits, timeouts: Timeouts, sandbox) -> str:
         """What else a verdict depends on besides the program: the run's seed, the definitions, the limits."""
-        confined = sandbox is not None and sandbox.check()
-        return json.dumps([self.seed, definitions_digest(assignment), repr(limits), repr(timeouts), confined])
+        return verdict_salt(self.seed, assignment, limits, timeouts, sandbox is not None and sandbox.check())
 
-    def _grade_exercise(self, ex, submission, template, reference, timeouts, deadline) -> dict[str, Verdict]:
-        def failed(message):
-            return {p: Verdict(p, False, message) for p in PARTS}
+    def _grade_exercise(self, ex, submission, limits, sandbox, reference, timeouts, deadline) -> dict[str, Verdict]:
+        """One exercise in a jail of its own: a fresh template, ended (with everything in its jail) afterwards."""
         if deadline is not None and time.monotonic() >= deadline:
-            return failed("not graded: the notebook's time budget ran out")
-        with WorkerSession(submission.program_for(ex.name), template=template, cell_timeout=timeouts.cell,
-                           modules=submission.modules_for(ex.name)) as student:
+            return all_parts(not_graded, Reason.BUDGET, "not graded: the notebook's time budget ran out")
+        with Template(limits or self.limits, sandbox, self.server) as template:
             try:
-                student.start()
+                template.start()
             except WorkerFailure as exc:
-                return failed(f"the code of `{ex.name}` could not run: {exc}")
-            checks = ExerciseChecks(ex, student, reference, submission, exercise_seed(self.seed, ex.name),
-                                    timeouts, run=self, deadline=deadline)
-            return with_load_errors(checks.run(), ex.name, student.load_errors)
+                return all_parts(not_graded, Reason.COULD_NOT_START, f"the jail that runs `{ex.name}` could not "
+                                 f"start: {exc}")
+            with WorkerSession(submission.program_for(ex.name), template=template, cell_timeout=timeouts.cell,
+                               modules=submission.modules_for(ex.name)) as student:
+                try:
+                    student.start()
+                except WorkerFailure as exc:
+                    return all_parts(not_graded, Reason.KILLED, f"the code of `{ex.name}` could not run: {exc}")
+                checks = ExerciseChecks(ex, student, reference, submission, exercise_seed(self.seed, ex.name),
+                                        timeouts, run=self, deadline=deadline)
+                return with_load_errors(checks.run(), ex.name, student.load_errors)
 
     def __deepcopy__(self, memo):
         """A run is a live resource: traitlets deep-copies config values, and every copy must be this run."""
@@ -250,11 +272,11 @@ def with_load_errors(verdicts: dict[str, Verdict], name: str, errors: list[str])
     if correct.passed or not errors:
         return verdicts
     loaded = "; ".join(errors)
-    if f"no function `{name}` is defined" in correct.message:
+    if correct.reason is Reason.NOT_DEFINED:
         message = f"`{name}` was not defined because its code failed while loading: {loaded}"
     else:
         message = f"{correct.message}; while its code loaded: {loaded}"
-    return {**verdicts, "correct": Verdict("correct", False, message, correct.figures)}
+    return {**verdicts, "correct": dataclasses.replace(correct, message=message)}
 
 
 def grade_submission(assignment: Assignment, cells: list[tuple[str, str]], seed: int | None = None,

@@ -17,10 +17,14 @@ from __future__ import annotations
 import torch
 
 from graders.checks.compare import mismatch
+from graders.checks.finding import OUTSIDE
 from graders.checks.rules import forbidden_ops_used, grows, one_step
 from graders.checks.static import summarize
-from graders.checks.vocabulary import StudentError, Verdict, answer, clone_args
+from graders.checks.vocabulary import StudentError, Verdict, answer, clone_args, disruption
+from graders.model.verdict import Reason, failed, passed
 from graders.sandbox.session import WorkerFailure
+
+WHILE_COUNTED = " while its work was being counted"
 
 
 def count_sizes(ex, gen: torch.Generator) -> list[int]:
@@ -57,35 +61,43 @@ def vectorized(checks) -> Verdict:
     ex = checks.ex
     findings = checks.submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint)
     if findings:
-        return Verdict("vectorized", False, summarize(findings), {"findings": len(findings)})
+        reason = Reason.OUTSIDE_SUBSET if any(f.kind == OUTSIDE for f in findings) else Reason.PYTHON_LOOP
+        return failed("vectorized", reason, summarize(findings), {"findings": len(findings)})
     sizes = count_sizes(ex, checks.gen)
     try:
         counts = [_count(checks, n) for n in sizes]
-    except (WorkerFailure, StudentError) as exc:
-        return Verdict("vectorized", False, f"{exc} while its work was being counted")
+    except WorkerFailure as exc:
+        raise disruption(exc, WHILE_COUNTED) from None
+    except StudentError as exc:
+        return failed("vectorized", Reason.RAISED, f"{exc}{WHILE_COUNTED}")
     for n, c in zip(sizes, counts, strict=True):
         if c["threads"]:
-            return Verdict("vectorized", False, "started a thread while being counted; threads are not allowed")
+            return failed("vectorized", Reason.THREADS, "started a thread while being counted; threads are not "
+                          "allowed")
         if c["stopped"]:
-            return Verdict("vectorized", False, f"did more than {4 * max(ex.max_ops, ex.max_lines)} ATen ops or "
-                           f"Python lines at size {n}, so Python-level iteration is running")
+            return failed("vectorized", Reason.GROWS, f"did more than {4 * max(ex.max_ops, ex.max_lines)} ATen ops or "
+                          f"Python lines at size {n}, so Python-level iteration is running")
         if "wrong" in c:
-            return Verdict("vectorized", False, f"gave a wrong result at size {n} while being counted: {c['wrong']}")
+            return failed("vectorized", Reason.WRONG_VALUE,
+                          f"gave a wrong result at size {n} while being counted: {c['wrong']}")
     used = forbidden_ops_used(ex.forbidden_ops, {op for c in counts for op in c["ops"]})
     if used:
-        return Verdict("vectorized", False, f"dispatched `aten.{used[0]}`, which is forbidden in this exercise")
+        return failed("vectorized", Reason.FORBIDDEN_OP,
+                      f"dispatched `aten.{used[0]}`, which is forbidden in this exercise")
     ops = [sum(c["ops"].values()) for c in counts]
     lines = [c["lines"] for c in counts]
     figures: dict = {"sizes": sizes, "ops": ops, "lines": lines}
     if max(ops) > ex.max_ops or max(lines) > ex.max_lines:
-        return Verdict("vectorized", False, f"{max(ops)} ATen ops and {max(lines)} Python lines in one call, more "
-                       f"than the {ex.max_ops} ops and {ex.max_lines} lines a vectorized answer needs", figures)
+        return failed("vectorized", Reason.GROWS, f"{max(ops)} ATen ops and {max(lines)} Python lines in one call, "
+                      f"more than the {ex.max_ops} ops and {ex.max_lines} lines a vectorized answer needs", figures)
     flat_ops = flat_lines = None
     if (grows(ops) and one_step(ops)) or (grows(lines) and one_step(lines)):
         try:  # one step up: a library switching algorithms stays flat at twice the size; a loop rises again
             last = _count(checks, 2 * sizes[-1])
-        except (WorkerFailure, StudentError) as exc:
-            return Verdict("vectorized", False, f"{exc} while its work was being counted")
+        except WorkerFailure as exc:
+            raise disruption(exc, WHILE_COUNTED) from None
+        except StudentError as exc:
+            return failed("vectorized", Reason.RAISED, f"{exc}{WHILE_COUNTED}")
         if last["stopped"] or "wrong" in last or last["threads"]:
             flat_ops = flat_lines = -1
         else:
@@ -94,9 +106,9 @@ def vectorized(checks) -> Verdict:
     if grows(ops, flat_ops) or grows(lines, flat_lines):
         first, end = counts[0]["ops"], counts[-1]["ops"]
         top = max(end, key=lambda k: end[k] - first.get(k, 0), default="")
-        return Verdict("vectorized", False,
-                       f"the work grows with the input: {ops[0]} ATen ops and {lines[0]} Python lines at size "
+        return failed("vectorized", Reason.GROWS,
+                      f"the work grows with the input: {ops[0]} ATen ops and {lines[0]} Python lines at size "
                        f"{sizes[0]}, {ops[-1]} and {lines[-1]} at size {sizes[-1]} (most added: `{top}`), so "
                        f"Python-level iteration is still running", figures)
-    return Verdict("vectorized", True, f"no Python-level iteration; {ops[0]} ATen ops at size {sizes[0]}, "
-                   f"{ops[-1]} at size {sizes[-1]}", figures)
+    return passed("vectorized", f"no Python-level iteration; {ops[0]} ATen ops at size {sizes[0]}, "
+                  f"{ops[-1]} at size {sizes[-1]}", figures)

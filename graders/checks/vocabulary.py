@@ -5,19 +5,15 @@ composes them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
-from graders.sandbox.session import WorkerFailure
+from graders.model.verdict import Reason, Verdict
+from graders.sandbox.session import Deadline, WorkerFailure
 
-
-@dataclass
-class Verdict:
-    part: str
-    passed: bool
-    message: str
-    figures: dict = field(default_factory=dict)
+__all__ = ["Disrupted", "OutOfTime", "StudentError", "Timeouts", "Verdict", "answer", "clone_args", "disruption",
+           "param_names"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +32,22 @@ class StudentError(Exception):
 
 class OutOfTime(WorkerFailure):
     """The notebook's wall-clock budget is spent."""
+
+
+class Disrupted(Exception):
+    """The process running the student's code died, missed a deadline or could not start: no verdict was decided
+    (``reason`` says which; graders.model.verdict). The exercise is graded again in a fresh jail."""
+
+    def __init__(self, reason: Reason, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+def disruption(exc: WorkerFailure, doing: str = "") -> Disrupted:
+    """The ``Disrupted`` a failure of the student's process stands for; ``doing``: what it was doing then."""
+    reason = Reason.BUDGET if isinstance(exc, OutOfTime) else Reason.DEADLINE if isinstance(exc, Deadline) \
+        else Reason.KILLED
+    return Disrupted(reason, f"{exc}{doing}")
 
 
 def clone_args(args):

@@ -43,19 +43,26 @@ from graders.course.executors import executor
 from graders.course.record import StudentResult, autograde
 from graders.model.exercise import Assignment
 from graders.model.notebook import submission_cells
+from graders.model.store import VerdictStore
+from graders.model.verdict import Reason, Status, Verdict
 from graders.pipeline.intake import Intake
 from graders.pipeline.precomputed import (
     GradingJob,
     JobResult,
     PutBackPrecomputed,
     definitions_files,
+    jail_problem,
     notebook_key,
     reference_measurements,
     result_path,
 )
 from graders.pipeline.refusals import known_notebooks, submission_refusal
-from graders.pipeline.verdicts import write_verdicts
+from graders.pipeline.verdicts import salt_for, write_verdicts
 from graders.sandbox.scratch import Scratch
+
+
+class JailUnusable(RuntimeError):
+    """No jail of this machine can run torch under the configured limits: nothing is graded (one line)."""
 
 
 @dataclass
@@ -68,6 +75,7 @@ class Planned:
     submitted_key: str = ""
     result: JobResult | None = None
     resubmitted: bool = False
+    verdicts: dict[str, dict[str, Verdict]] = field(default_factory=dict)  # exercise -> its final verdicts
 
 
 @dataclass
@@ -76,6 +84,7 @@ class Progress:
     left: int
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
+    ungraded: list[tuple[Reason, str]] = field(default_factory=list)  # parts not graded: nothing is then recorded
 
 
 class ClassGrader:
@@ -100,11 +109,14 @@ class ClassGrader:
         self._own_executor = runner is None
         if self._own_executor and hasattr(self.executor, "start"):
             self.executor.start()  # a pool's processes start now, forked before any thread of this run exists
-        self.verdicts: dict[str, dict] = {}  # program key -> {part: Verdict}, for this grader's life
+        self.verdicts = VerdictStore()  # program key -> {part: Verdict}, for this grader's life: only what was earned
+        self._salt: str | None = None  # the salt of every program key (seed, definitions, settings)
         self.gradings: Counter[str] = Counter()  # program key -> how often a job computed its verdicts
         self._definitions: dict[str, str] | None = None
         self._owner: dict[str, Planned] = {}  # program key -> the job computing it now
         self._unsanitized: set[str] = set()  # students one of whose notebooks nbgrader's sanitize steps refused
+        self._refused: dict[str, str] = {}  # students whose submission was refused before grading: why
+        self._preflight_done = not confined  # unconfined grading (tests, benchmarks) has no jail to probe
         self._known: set[str] | None = None  # the assignment's notebooks in the gradebook, read once per call
         self._assignment: Assignment | None = None  # its definitions, loaded once per version of the files
         self.measured: dict | None = None  # the reference as the pool measured it (GradingJob.measured)
@@ -116,8 +128,18 @@ class ClassGrader:
         folder = Path(self.config.TrustedVerdicts.get("assignments_dir", self.course.root / "assignments"))
         files = definitions_files(folder) if folder.is_dir() else {}
         if files != self._definitions:  # the course changed: what was known is not known any more
-            self._definitions, self.verdicts, self._assignment, self.measured = files, {}, None, None
+            self._definitions, self._assignment, self.measured, self._salt = files, None, None, None
+            self.verdicts.clear()
         return files
+
+    def salt(self) -> str:
+        """The salt of this grader's program keys: the same one each grading process computes (``salt_for``)."""
+        if self._salt is None:
+            self._salt = salt_for(self.config, self.seed, self.assignment())
+        return self._salt
+
+    def key(self, submission: Submission, exercise: str) -> str:
+        return program_key(submission, exercise, self.salt())
 
     def measure_references(self, definitions: dict[str, str]) -> dict:
         """The reference of every exercise measured once, spread over the executor's processes (its ``spread``;
@@ -149,11 +171,11 @@ class ClassGrader:
         assignment = self.assignment()
         if self._known is None:
             self._known = known_notebooks(self.course.db_url, self.assignment_name) or set()
-        if Intake(config=self.config).refusal(str(folder), f"{student}/{self.assignment_name}") or \
-                submission_refusal(str(self.course.root), str(folder), self._known, self.assignment_name, student):
-            self._unsanitized.add(student)
-            return []  # refused before any kernel runs (intake caps, an unknown or empty notebook): nbgrader's
-            # autograde (SafeAutograde) says why
+        refused = Intake(config=self.config).refusal(str(folder), f"{student}/{self.assignment_name}") or \
+            submission_refusal(str(self.course.root), str(folder), self._known, self.assignment_name, student)
+        if refused:  # refused before any kernel runs (intake caps, an unknown or empty notebook): not graded, and
+            self._refused[student] = str(refused)  # nothing recorded, so earlier marks and files stay
+            return []
         planned = []
         modules = read_modules(folder)  # the student's own helpers.py beside the notebooks
         for path in sorted(folder.glob("*.ipynb")):
@@ -172,7 +194,7 @@ class ClassGrader:
                              self.expensive, self.config, self.seed, None if self.scheduler else str(folder),
                              modules=modules, measured=self.measured or {})
             submission = Submission(submission_cells(nb, assignment), modules)
-            keys = {ex.name: program_key(submission, ex.name) for ex in assignment.exercises}
+            keys = {ex.name: self.key(submission, ex.name) for ex in assignment.exercises}
             planned.append(Planned(job, keys, submission, submitted_key))
         return planned
 
@@ -180,12 +202,26 @@ class ClassGrader:
         """Known verdicts go with the job; a program another job grades now is deferred; the rest it computes."""
         p.job.known, p.job.defer = {}, []
         for name, key in p.keys.items():
-            if key in self.verdicts:
-                p.job.known[name] = self.verdicts[key]
+            kept = self.verdicts.get(key)
+            if kept is not None:
+                p.job.known[name] = kept
             elif key in self._owner and self._owner[key] is not p:
                 p.job.defer.append(name)
             else:
                 self._owner[key] = p
+
+    def preflight(self) -> None:
+        """Once per grader: a jail of a grading process, under the configured limits, runs torch; else
+        ``JailUnusable`` (one line naming the setting), before any submission is touched."""
+        if self._preflight_done:
+            return
+        probe = GradingJob("(preflight)", self.assignment_name, self.assignment_name, "", {}, [], self.config,
+                           self.seed)
+        spread = getattr(self.executor, "spread", None)
+        found = spread(jail_problem, [(probe,)])[0] if spread is not None else jail_problem(probe)
+        if found:
+            raise JailUnusable(found)
+        self._preflight_done = True
 
     # -- a call ---------------------------------------------------------------------------------------
     def grade(self, students: list[str], on_start: Callable[[str], None] = lambda student: None,
@@ -193,17 +229,26 @@ class ClassGrader:
         """Grade ``students``' submissions and record each through nbgrader, in the order they finish;
         ``on_start``/``on_result`` follow each student (a progress bar, a log line)."""
         results: list[StudentResult] = []
-        self._unsanitized, self._known = set(), None
+        self._unsanitized, self._known, self._refused = set(), None, {}
         with Scratch("graded") as self.graded_dir, \
                 self.course.api(config=self.record_config(sanitized=True)) as api, \
                 self.course.api(config=self.record_config(sanitized=False)) as sanitizing:
 
             def record(student: str, state: Progress) -> None:
-                if state.errors:
-                    result = StudentResult(student, False, state.seconds, "; ".join(state.errors))
+                """Record a student through nbgrader, unless something was not graded: then nothing is written,
+                and the earlier marks and files stay (never a 0)."""
+                if student in self._refused:
+                    result = StudentResult(student, False, state.seconds, self._refused[student], Reason.REFUSED)
+                elif state.errors:
+                    result = StudentResult(student, False, state.seconds, "; ".join(state.errors), Reason.INTERNAL)
+                elif state.ungraded:
+                    why = "; ".join(dict.fromkeys(message for _, message in state.ungraded))
+                    result = StudentResult(student, False, state.seconds, f"not graded: {why}"[:300],
+                                           state.ungraded[0][0])
                 else:
                     r = autograde(sanitizing if student in self._unsanitized else api, self.assignment_name, student)
-                    result = StudentResult(student, r.success, state.seconds + r.seconds, r.reason)
+                    result = StudentResult(student, r.success, state.seconds + r.seconds, r.reason,
+                                           None if r.success else Reason.INTERNAL, recorded=True)
                 results.append(result)
                 on_result(result)
 
@@ -214,6 +259,8 @@ class ClassGrader:
     def _grade(self, students: list[str], record: Callable[[str, Progress], None],
                on_start: Callable[[str], None]) -> None:
         definitions = self.definitions()
+        if students:
+            self.preflight()
         if self.measured is None and students:
             self.measured = self.measure_references(definitions)
         queue: deque[str] = deque(students)
@@ -227,6 +274,11 @@ class ClassGrader:
             state = progress[p.job.student]
             if error:
                 state.errors.append(f"{p.job.notebook_id}.ipynb: {error}"[:300])
+            for name, parts in p.verdicts.items():
+                for v in parts.values():
+                    if v.status is Status.NOT_GRADED:
+                        state.ungraded.append((v.reason, f"`{name}`: {v.message}"))
+                        break
             state.left -= 1
             if state.left == 0:
                 record(p.job.student, state)
@@ -239,8 +291,10 @@ class ClassGrader:
                     waiting.remove(p)
                     assert p.result is not None, "a job waits only once its result is in"
                     nb = nbformat.reads(p.result.notebook, as_version=4)
-                    write_verdicts(nb, assignment, {n: restated(self.verdicts[p.keys[n]], assignment.exercise(n),
-                                                                p.submission) for n in p.job.defer})
+                    filled = {n: restated(self.verdicts.get(p.keys[n]) or {}, assignment.exercise(n), p.submission)
+                              for n in p.job.defer}
+                    p.verdicts = {**p.result.results, **filled}
+                    write_verdicts(nb, assignment, filled)
                     nb = self.finished(p.job, nb)
                     text = nbformat.writes(nb)
                     for key in {p.job.key, p.submitted_key}:  # found by either: sanitized again, or as submitted
@@ -279,8 +333,8 @@ class ClassGrader:
                     done(p, error)
                 else:
                     for name, verdicts in result.verdicts.items():
-                        self.verdicts[p.keys[name]] = verdicts
-                        self.gradings[p.keys[name]] += 1
+                        if self.verdicts.put(p.keys[name], verdicts):  # only what the program earned is shared
+                            self.gradings[p.keys[name]] += 1
                     p.result = result
                     waiting.append(p)
                 settle()

@@ -61,10 +61,12 @@ def grade_class(course: Course, assignment: str, students: list[str], plain: boo
 
 
 def settle_ungraded(course: Course, assignment: str, results: list[StudentResult]) -> None:
-    """What a grading leaves of the submissions it could not grade: a row of ``ungraded.csv`` with the reason,
-    no gradebook rows, nothing in ``autograded/`` (the batch and the service alike)."""
+    """What a grading leaves of the submissions it could not grade: a row of ``ungraded.csv`` with the reason (the
+    batch and the service alike). A submission refused or not graded before recording changed nothing, so its
+    earlier marks and files stay; one whose recording by nbgrader failed leaves no gradebook rows and nothing in
+    ``autograded/`` (nbgrader may have written part of it)."""
     record_ungraded(course, assignment, results)
-    failed = [r.student for r in results if not r.success]
+    failed = [r.student for r in results if not r.success and r.recorded]
     _drop_ungraded_rows(course, assignment, failed)
     _remove_autograded(course, assignment, failed)
 

@@ -23,6 +23,7 @@ from graders.checks.static import Submission
 from graders.course.directory import Course
 from graders.model.exercise import PARTS, Assignment
 from graders.model.notebook import grade_id_of, submission_cells
+from graders.model.verdict import cell_verdict
 
 
 @dataclass
@@ -52,7 +53,8 @@ def _passed(nb, assignment: Assignment, name: str) -> dict[str, bool]:
     for cell in nb.cells:
         found = assignment.part_of(grade_id_of(cell))
         if found and found[0].name == name:
-            out[found[1]] = bool(cell.get("outputs")) and all(o.get("output_type") != "error" for o in cell.outputs)
+            verdict = cell_verdict(cell)
+            out[found[1]] = verdict is not None and verdict.passed
     return {p: out.get(p, False) for p in PARTS}
 
 

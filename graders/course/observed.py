@@ -1,9 +1,9 @@
 """What the grader wrote into the autograded notebooks' grade cells: failure messages and timed speeds, per exercise.
 
-A grade cell's output is the trusted verdict (``TrustedVerdicts``); its cell
-metadata ``vecgrade.figures`` holds the measured figures of "fast" (speedup,
-time over the reference's), written by the same step. Nothing here is the
-student's: both are overwritten in every grade cell after the kernel ran.
+A grade cell's ``metadata.vecgrade`` is the trusted verdict as data (``Verdict.to_json``, written by
+``TrustedVerdicts``): its status, reason code, message and measured figures ("fast": speedup, time over the
+reference's). Nothing here is the student's (the grader overwrites it in every grade cell after the kernel ran),
+and nothing here reads the cell's output text.
 
 Failure messages are grouped by their shape (the message with its numbers taken
 out), and shown with their numbers: one number where the class agrees, the range
@@ -19,10 +19,9 @@ from pathlib import Path
 import nbformat
 
 from graders.model.exercise import Assignment
+from graders.model.verdict import GATED_MESSAGE, Reason, Status, Verdict, cell_verdict
 
-GATED = "not graded until the answer is correct"
-STOPPED = re.compile(r"took more than [\d.]+ s")  # "fast" stopped a far slower answer before timing it fully
-SPEEDUP = re.compile(r"speedup (\d+(?:\.\d+)?)x")
+GATED = GATED_MESSAGE
 NUMBER = re.compile(r"(?<![\w.])[+-]?\d+(?:\.\d+)?(?:e[+-]?\d+)?")
 SLOT = "\x00"  # where a number was taken out of a message (a message never holds NUL)
 
@@ -81,20 +80,12 @@ class Verdicts:
         group.times += 1
 
 
-def _verdict(output) -> tuple[bool, str]:
-    """(passed, message) of a grade cell's output: a failing part is an error output, a passing one a stream."""
-    if output.get("output_type") == "error":
-        return False, str(output.get("evalue", ""))
-    return True, "".join(output.get("text", "")) if output.get("output_type") == "stream" else ""
-
-
-def _speed(cell, passed: bool, text: str) -> Speed | None:
-    figures = cell.get("metadata", {}).get("vecgrade", {}).get("figures", {})
-    if isinstance(figures.get("speedup"), (int, float)):
-        return Speed(float(figures["speedup"]), passed)
-    if (m := SPEEDUP.search(text)) is not None:  # a notebook graded before the figures were kept
-        return Speed(float(m.group(1)), passed)
-    return Speed(None, False) if STOPPED.search(text) else None
+def _speed(verdict: Verdict) -> Speed | None:
+    """The timed speed of a "fast" verdict; a far slower answer stopped before it was timed fully has none."""
+    speedup = verdict.figures.get("speedup")
+    if isinstance(speedup, (int, float)) and not isinstance(speedup, bool):
+        return Speed(float(speedup), verdict.passed)
+    return Speed(None, False) if verdict.reason is Reason.TOO_SLOW else None
 
 
 def read_verdicts(root: Path, assignment: Assignment, students: list[str]) -> Verdicts:
@@ -109,10 +100,11 @@ def read_verdicts(root: Path, assignment: Assignment, students: list[str]) -> Ve
             if not found or cell.get("cell_type") != "code":
                 continue
             ex, part = found
-            for output in cell.get("outputs", []):
-                passed, text = _verdict(output)
-                if part == "fast" and (speed := _speed(cell, passed, text)) is not None:
-                    out.speeds[ex.name].append(speed)
-                if not passed and text.strip() != GATED:
-                    out.count(ex.name, part, text)
+            verdict = cell_verdict(cell)
+            if verdict is None or verdict.status is Status.NOT_GRADED:
+                continue
+            if part == "fast" and (speed := _speed(verdict)) is not None:
+                out.speeds[ex.name].append(speed)
+            if not verdict.passed and verdict.reason is not Reason.GATED:
+                out.count(ex.name, part, verdict.message)
     return out

@@ -6,13 +6,21 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from graders.model.verdict import Reason
+
 
 @dataclass
 class StudentResult:
+    """One student's grading. ``code``: why it was not graded (graders.model.verdict.Reason; None when graded);
+    ``recorded``: nbgrader's recording ran (what a failed recording left behind is cleared, see
+    graders.course.grade.settle_ungraded); a submission refused or not graded before recording leaves the earlier
+    marks and files as they were."""
     student: str
     success: bool
     seconds: float
     reason: str = ""
+    code: Reason | None = None
+    recorded: bool = False
 
 
 def nbgrader_reason(result: dict) -> str:
@@ -45,4 +53,6 @@ def autograde(api, assignment: str, student: str) -> StudentResult:
         result = {"success": False, "error": f"{type(exc).__name__}: {exc}"}
     ok, unknown = bool(result.get("success")), skipped(result)
     why = "; ".join(r for r in (unknown, "" if ok else nbgrader_reason(result)) if r)
-    return StudentResult(student, ok and not unknown, time.perf_counter() - start, why)
+    success = ok and not unknown
+    return StudentResult(student, success, time.perf_counter() - start, why,
+                         None if success else Reason.INTERNAL, recorded=True)

@@ -33,6 +33,7 @@ import os
 import time
 
 from nbformat.v4 import new_output
+from nbgrader.converters.base import NbGraderException
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Integer
@@ -46,6 +47,12 @@ from graders.sandbox.shell_session import ShellSession, ShellStopped
 TIMED_OUT = "stopped after {seconds:g} s: the cell ran past its time budget"
 NOT_RUN = "(not run: {why})\n"
 STOPPED = "the notebook's kernel stopped before this cell"
+
+
+class KernelNotStarted(NbGraderException):
+    """The notebook's kernel could not start: an accident of the grading machine, never the student's 0. The
+    submission is not graded (nothing is recorded) and the teacher is told why."""
+
 DIED = "(the notebook's kernel stopped while this cell ran)\n"
 
 
@@ -102,10 +109,9 @@ class ResilientExecute(NbGraderPreprocessor):
                 ran = shell.run(cell.source, budget, self.max_notebook_bytes)
             except ShellStopped as exc:
                 self.log.warning("vecgrade: the student's kernel stopped (%s); grading what ran", exc)
-                stopped = STOPPED if shell.started else "the notebook's kernel could not start"
                 if not shell.started:
-                    not_run(cell, stopped)
-                    continue
+                    raise KernelNotStarted(f"not graded: the notebook's kernel could not start ({exc})") from None
+                stopped = STOPPED
                 died = timed_out(budget) if time.monotonic() - started >= budget else \
                     new_output("stream", name="stdout", text=DIED)
                 cell.outputs, cell.execution_count = [died], None

@@ -125,9 +125,12 @@ def release() -> None:
 
 @dataclass
 class JobResult:
-    """The graded notebook (JSON) and the verdicts its grading computed (exercise -> part -> Verdict)."""
+    """The graded notebook (JSON), the verdicts its grading computed and may be shared (exercise -> part ->
+    Verdict: only settled ones, see graders.model.store), and every exercise's verdicts as written (``results``:
+    the coordinator records nothing where a part is not graded)."""
     notebook: str
     verdicts: dict = field(default_factory=dict)
+    results: dict = field(default_factory=dict)
 
 
 def execute_and_judge(job: GradingJob) -> JobResult:
@@ -136,6 +139,7 @@ def execute_and_judge(job: GradingJob) -> JobResult:
     config.TrustedVerdicts.assignments_dir = str(_definitions_folder(job.definitions))
     config.TrustedVerdicts.seed = job.seed
     config.TrustedVerdicts.run = run = _grading_run(job.seed)
+    config.TrustedVerdicts.refuse_not_graded = False  # the coordinator reads every verdict and records no 0
     run.adopt(job.measured)
     nb = nbformat.reads(job.notebook, as_version=4)
     # what nbgrader's autograde sets around these steps: the notebook's self-checks see they are autograded
@@ -150,7 +154,7 @@ def execute_and_judge(job: GradingJob) -> JobResult:
         for step in job.steps:
             nb, resources = step(config=config)(nb, resources)
     final: dict = resources.get(VERDICTS) or shared  # the steps pass resources on; a copy would carry it too
-    return JobResult(nbformat.writes(nb), final["computed"])
+    return JobResult(nbformat.writes(nb), final["computed"], final.get("results", {}))
 
 
 def reference_measurements(job: GradingJob, exercise: str) -> dict:
@@ -164,6 +168,22 @@ def reference_measurements(job: GradingJob, exercise: str) -> dict:
     # the reference's template confined as TrustedVerdicts confines it: the same Sandbox configuration
     measure_reference(run, run.reference(assignment, Sandbox(config=job.config)), assignment.exercise(exercise))
     return run.measured()
+
+
+def jail_problem(job: GradingJob) -> str | None:
+    """Whether a jail of this process, configured as the job's ``TrustedVerdicts`` and ``Sandbox`` configure it,
+    runs torch (graders.sandbox.preflight): None, or one line naming the setting to change."""
+    from traitlets.config import Configurable
+
+    from graders.pipeline.verdicts import grading_settings
+    from graders.sandbox import preflight
+    from graders.sandbox.policy import SandboxUnavailableError
+    limits, _, sandbox = grading_settings(Configurable(config=job.config))
+    try:
+        confined = sandbox.check()
+    except SandboxUnavailableError as exc:
+        return str(exc)
+    return preflight.problem(limits, sandbox if confined else None, ForkServer.shared())
 
 
 class PrecomputedMissing(RuntimeError):

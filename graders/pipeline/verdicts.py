@@ -2,10 +2,13 @@
 
 It runs after nbgrader's ``Execute`` and before ``SaveAutoGrades``. Whatever
 the student's kernel printed or raised in a grade cell is thrown away: the
-cell's output becomes this step's verdict, decided by ``graders.checks.submission`` in
-this (the grader's) process from a worker that runs the student's code. A
-passing part gets a plain output, a failing part an error output, which is
-how ``SaveAutoGrades`` scores them.
+cell's ``metadata.vecgrade`` becomes this step's verdict (``Verdict.to_json``,
+graders.model.verdict), decided by ``graders.checks.submission`` in this (the
+grader's) process from a worker that runs the student's code, and the cell's
+output is rendered from it. A passing part gets a plain output, a failing part
+an error output, which is how ``SaveAutoGrades`` scores them. A submission with
+a part that is ``not_graded`` is never scored: this step raises ``NotGraded``,
+so nbgrader records nothing (``vecgrade grade`` decides that before recording).
 """
 from __future__ import annotations
 
@@ -14,26 +17,48 @@ from pathlib import Path
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
+from nbgrader.converters.base import NbGraderException
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Float, Instance, Integer, Unicode
+from traitlets import Bool, Float, Instance, Integer, Unicode
 
 from graders.checks.own_modules import read_modules
-from graders.checks.submission import GradingRun
+from graders.checks.submission import GradingRun, verdict_salt
 from graders.checks.vocabulary import Timeouts, Verdict
-from graders.model.exercise import PARTS, load_assignment_once
+from graders.model.exercise import Assignment, load_assignment_once
 from graders.model.notebook import grade_id_of, submission_cells
+from graders.model.verdict import ERROR_NAMES, Reason, Status, all_parts, not_graded
 from graders.sandbox.policy import Sandbox
 
-ERROR_NAMES = {"correct": "Incorrect", "vectorized": "NotVectorized", "fast": "TooSlow"}
 VERDICTS = "vecgrade"  # the resources entry that carries verdicts between the coordinator and this step
 
 
+class NotGraded(NbGraderException):
+    """A part could not be graded (graders.model.verdict): nothing of the submission is recorded."""
+
+
 def verdict_output(verdict: Verdict) -> NotebookNode:
+    """The grade cell's output, rendered from the verdict (the only place verdict text is made for a cell)."""
     if verdict.passed:
         return new_output("stream", name="stdout", text=f"{verdict.part}: passed. {verdict.message}\n")
-    name = ERROR_NAMES.get(verdict.part, "NotGraded")
+    name = ERROR_NAMES.get(verdict.part, "NotGraded") if verdict.status is Status.FAILED else "NotGraded"
     return new_output("error", ename=name, evalue=verdict.message,
                       traceback=[f"\x1b[0;31m{name}\x1b[0m: {verdict.message}"])
+
+
+def grading_settings(parent) -> tuple:
+    """(limits, timeouts, sandbox) as ``TrustedVerdicts`` configured by ``parent`` grades with them."""
+    verdicts = TrustedVerdicts(parent=parent) if not isinstance(parent, TrustedVerdicts) else parent
+    sandbox = Sandbox(parent=verdicts)
+    return (sandbox.limits(start_timeout=verdicts.load_timeout),
+            Timeouts(call=verdicts.call_timeout, cell=verdicts.cell_timeout), sandbox)
+
+
+def salt_for(config, seed: int, assignment: Assignment) -> str:
+    """The salt of every program key a grading under ``config`` shares or keeps verdicts under (the same one
+    ``GradingRun.grade`` computes in the process that grades)."""
+    from traitlets.config import Configurable
+    limits, timeouts, sandbox = grading_settings(Configurable(config=config))
+    return verdict_salt(seed, assignment, limits, timeouts, sandbox.check())
 
 
 class TrustedVerdicts(NbGraderPreprocessor):
@@ -52,6 +77,8 @@ class TrustedVerdicts(NbGraderPreprocessor):
     run = Instance(GradingRun, allow_none=True,
                    help="The grading run (seed, reference workers, loop times) shared by every notebook "
                         "graded in this process; None: one per nbgrader app").tag(config=True)
+    refuse_not_graded = Bool(True, help="Raise NotGraded, so that nbgrader records nothing, when a part could not "
+                                        "be graded; vecgrade's own grading decides that itself").tag(config=True)
 
     def grading_run(self) -> GradingRun:
         """The run this notebook belongs to: the configured one, else one kept by the exporter (one app)."""
@@ -73,8 +100,7 @@ class TrustedVerdicts(NbGraderPreprocessor):
             return nb, resources
         assignment = load_assignment_once(path)
         shared = resources.setdefault(VERDICTS, {"known": {}, "defer": [], "computed": {}})
-        sandbox = Sandbox(parent=self)
-        limits = sandbox.limits(start_timeout=self.load_timeout)
+        limits, timeouts, sandbox = grading_settings(self)
         confined, status = sandbox.status()
         (self.log.info if confined else self.log.warning)("vecgrade: %s", status)
         run = self.grading_run()
@@ -82,16 +108,20 @@ class TrustedVerdicts(NbGraderPreprocessor):
         modules = read_modules(resources.get("metadata", {}).get("path"))
         try:
             results = run.grade(
-                assignment, submission_cells(nb, assignment), limits,
-                Timeouts(call=self.call_timeout, cell=self.cell_timeout), sandbox=sandbox,
+                assignment, submission_cells(nb, assignment), limits, timeouts, sandbox=sandbox,
                 notebook_timeout=self.notebook_timeout, known=shared["known"], defer=shared["defer"],
                 modules=modules)
             shared["computed"] = {name: results[name] for name in run.computed}
-        except Exception as exc:  # noqa: BLE001 - fail closed: no verdict, no points
+        except Exception as exc:  # noqa: BLE001 - fail closed: no verdict, no points, never a 0
             self.log.exception("vecgrade: could not grade %s", resources["nbgrader"].get("student"))
-            results = {ex.name: {p: Verdict(p, False, f"could not grade: {type(exc).__name__}") for p in PARTS}
+            results = {ex.name: all_parts(not_graded, Reason.INTERNAL, f"could not grade: {type(exc).__name__}")
                        for ex in assignment.exercises}
+        shared["results"] = results
         write_verdicts(nb, assignment, results)
+        ungraded = [f"{name}: {v.message}" for name, parts in results.items() for v in parts.values()
+                    if v.status is Status.NOT_GRADED and v.reason is not Reason.DEFERRED]
+        if ungraded and self.refuse_not_graded:
+            raise NotGraded(f"not graded: {ungraded[0]}")
         return nb, resources
 
 
@@ -102,9 +132,8 @@ def write_verdicts(nb: NotebookNode, assignment, results: dict[str, dict[str, Ve
         if found and cell.cell_type == "code" and found[0].name in results:
             ex, part = found
             verdict = results[ex.name][part]
+            # the verdict as data (status, reason, message, figures, key), and its output rendered from it; a
+            # student's own "vecgrade" metadata in a grade cell is overwritten here like its output
+            cell.metadata["vecgrade"] = verdict.to_json()
             cell.outputs = [verdict_output(verdict)]
-            # the measured figures (speedup, time over the reference's) for the class report; a student's own
-            # "vecgrade" metadata in a grade cell is overwritten here like its output
-            cell.metadata["vecgrade"] = {"figures": {k: float(v) for k, v in verdict.figures.items()
-                                                     if isinstance(v, (int, float))}}
             cell.execution_count = None

@@ -35,6 +35,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine
 
 from graders.course.directory import Course
+from graders.model.verdict import Verdict, settled
 
 QUEUED, GRADING, GRADED, REFUSED, SUPERSEDED = "queued", "grading", "graded", "refused", "superseded"
 OPEN = (QUEUED, GRADING)  # not finished: a restart takes them up again
@@ -70,7 +71,7 @@ kept_verdicts = Table(
     Column("assignment", String(255), primary_key=True),
     Column("exercise", String(255), primary_key=True),
     Column("program_key", String(64), primary_key=True),
-    Column("verdicts", Text, nullable=False),  # {part: {"passed": bool, "message": str}}
+    Column("verdicts", Text, nullable=False),  # {part: Verdict.to_json()} (graders.model.verdict)
     Column("entry", String(512), nullable=False),
     Column("at", Float, nullable=False),
 )
@@ -194,18 +195,29 @@ class Ledger:
                 conn.execute(update(seeds).where(seeds.c.assignment == assignment).values(seed=seed))
             return seed
 
-    def verdicts(self, assignment: str) -> dict[tuple[str, str, str], dict[str, dict]]:
-        """Every verdict kept for ``assignment``: (student, exercise, program key) -> {part: verdict}."""
+    def verdicts(self, assignment: str) -> dict[str, dict[str, Verdict]]:
+        """Every verdict kept for ``assignment``: program key -> {part: verdict}. A row this version cannot read
+        as a settled verdict (an older ledger's text) is left out: that program is graded again."""
         with self.engine.connect() as conn:
             rows = conn.execute(select(kept_verdicts).where(kept_verdicts.c.assignment == assignment))
-            return {(r.student, r.exercise, r.program_key): json.loads(r.verdicts) for r in rows}
+            out: dict[str, dict[str, Verdict]] = {}
+            for r in rows:
+                try:
+                    parts = {p: Verdict.from_json(v) for p, v in json.loads(r.verdicts).items()}
+                except (ValueError, AttributeError):
+                    continue
+                found = {p: v for p, v in parts.items() if v is not None}
+                if found and len(found) == len(parts) and settled(found):
+                    out[r.program_key] = found
+            return out
 
-    def keep_verdicts(self, assignment: str, entry: str,
-                      found: Iterable[tuple[str, str, str, dict[str, dict]]]) -> None:
-        """Record (student, exercise, program key, verdicts) graded from ``entry``; an existing key stays."""
+    def keep_verdicts(self, assignment: str, entry: str, student: str,
+                      found: Iterable[tuple[str, dict[str, Verdict]]]) -> None:
+        """Record (program key, verdicts) graded from ``entry`` (of ``student``); an existing key stays."""
         known = self.verdicts(assignment)
-        rows = [dict(student=s, assignment=assignment, exercise=e, program_key=k, verdicts=json.dumps(v),
-                     entry=entry, at=time.time()) for s, e, k, v in found if (s, e, k) not in known]
+        rows = [dict(student=student, assignment=assignment, exercise="", program_key=k,
+                     verdicts=json.dumps({p: v.to_json() for p, v in verdicts.items()}), entry=entry, at=time.time())
+                for k, verdicts in found if k not in known and settled(verdicts)]
         if rows:
             with self.engine.begin() as conn:
                 conn.execute(kept_verdicts.insert(), rows)

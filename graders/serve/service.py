@@ -86,6 +86,8 @@ class Service:
         """Take up what a previous run left unfinished, then warm each released assignment's grader."""
         for e in self.ledger.select(self.served, [GRADING]):
             self._again_or_refuse(e, "the service stopped during it")
+        if self.served:  # a jail runs torch under the configured limits, or the service refuses to start
+            self.grader(self.served[0]).preflight()
         for assignment in self.served:
             if (self.exchange / "outbound" / assignment).is_dir():
                 start = time.perf_counter()
@@ -209,9 +211,11 @@ class Service:
             return False
 
     def _keep_verdicts(self, grader: ClassGrader, assignment: str, entry_of: dict[str, str]) -> None:
-        fresh = grader.kept.drain()
-        for student in {s for s, *_ in fresh}:
-            self.ledger.keep_verdicts(assignment, entry_of[student], [f for f in fresh if f[0] == student])
+        """The ledger keeps every settled verdict this batch earned (graders.model.store), for after a restart."""
+        fresh = grader.verdicts.fresh()
+        if fresh and entry_of:
+            student, entry = next(iter(entry_of.items()))
+            self.ledger.keep_verdicts(assignment, entry, student, fresh)
 
     def _release(self, api, e: Entry) -> None:
         """nbgrader's feedback for a graded submission, with when the next grading can happen on top."""

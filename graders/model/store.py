@@ -1,0 +1,74 @@
+"""One verdict store: the verdicts of programs, by program key, holding only what a program earned.
+
+A key (graders.checks.identity.program_key, salted with the run's seed, the definitions' fingerprint and the
+grading settings) names everything a verdict depends on. ``put`` takes a program's verdicts only when every part
+was decided (passed or failed) from a clean observation (graders.model.verdict.settled): a run that was disrupted,
+or could not grade, is never shared with another student and never kept.
+
+``VerdictStore`` lives in memory for one grading run (``GradingRun``), one class's grading (``ClassGrader``) or
+the service's life; ``fresh`` drains what was put since the last call, which the service's ledger keeps across
+restarts (graders.serve.ledger).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Protocol
+
+from graders.model.verdict import Verdict, settled
+
+Verdicts = dict[str, Verdict]  # part -> verdict
+
+
+class Store(Protocol):
+    def get(self, key: str) -> Verdicts | None: ...
+
+    def put(self, key: str, verdicts: Verdicts) -> bool: ...
+
+    def __contains__(self, key: object) -> bool: ...
+
+
+class VerdictStore:
+    """Program key -> its verdicts (see the module's docstring)."""
+
+    def __init__(self, known: Mapping[str, Verdicts] | None = None):
+        self._known: dict[str, Verdicts] = {}
+        self._fresh: list[tuple[str, Verdicts]] = []
+        for key, verdicts in (known or {}).items():
+            if settled(verdicts):
+                self._known[key] = dict(verdicts)
+
+    def get(self, key: str) -> Verdicts | None:
+        return self._known.get(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._known
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+    def put(self, key: str, verdicts: Verdicts) -> bool:
+        """Keep ``verdicts`` under ``key`` when they are settled and the key is new; True when kept."""
+        if key in self._known or not settled(verdicts):
+            return False
+        self._known[key] = {p: _keyed(v, key) for p, v in verdicts.items()}
+        self._fresh.append((key, self._known[key]))
+        return True
+
+    def update(self, pairs: Iterable[tuple[str, Verdicts]]) -> None:
+        for key, verdicts in pairs:
+            self.put(key, verdicts)
+
+    def fresh(self) -> list[tuple[str, Verdicts]]:
+        """What was put since the last call (the service's ledger keeps it)."""
+        out, self._fresh = self._fresh, []
+        return out
+
+    def clear(self) -> None:
+        self._known.clear()
+        self._fresh.clear()
+
+
+def _keyed(verdict: Verdict, key: str) -> Verdict:
+    if verdict.key == key:
+        return verdict
+    return Verdict(verdict.part, verdict.status, verdict.reason, verdict.message, dict(verdict.figures), key)

@@ -1,0 +1,55 @@
+"""Before any submission: can a jail start Python with the installed torch under the configured limits?
+
+The student's processes are forked from a server that imported torch, so each starts with torch's address space
+already mapped: PyPI's default (CUDA) build maps about 3 GB more than the CPU build, and under an address-space or
+memory limit below that, no student process can start at all. Grading then would give every student "could not
+start". ``problem`` finds that once, before grading, by starting a jail with the configured limits and calling a
+torch function in it, and says which setting to change, with the footprint measured here (``torch_footprint_mb``).
+"""
+from __future__ import annotations
+
+import os
+
+from graders.sandbox.session import ForkServer, Limits, Template, WorkerFailure, WorkerSession
+
+PROBE = ("probe", "import torch\ndef probe(a):\n    return (a * 2).sum()\n")
+
+
+def torch_footprint_mb(server: ForkServer) -> int | None:
+    """The address space (MB) of the warm server's process, which every student process starts with; None when
+    it cannot be read."""
+    proc = server.proc
+    try:
+        pid = proc.pid if proc is not None else os.getpid()
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) // 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def problem(limits: Limits, sandbox, server: ForkServer | None = None) -> str | None:
+    """None when a jail under ``limits`` (confined by ``sandbox``) runs a torch call; else one line naming the
+    setting to change."""
+    import torch
+    server = server or ForkServer.shared()
+    try:
+        with Template(limits, sandbox, server) as template:
+            template.start()
+            with WorkerSession([PROBE], template=template) as child:
+                child.start()
+                reply, _ = child.request("call", 30, name="probe", args=(torch.ones(3),), kwargs={})
+        if "ok" in reply:
+            return None
+        why = str(reply.get("error") or reply.get("refused") or "no answer")
+    except WorkerFailure as exc:
+        why = str(exc)
+    need = torch_footprint_mb(server)
+    have = limits.memory_bytes // 1024 ** 2
+    needs = f"; torch here needs about {need} MB of address space" if need else ""
+    hint = "raise c.Sandbox.memory_mb in nbgrader_config.py" if need is None or need >= have * 0.8 else \
+        "check the jail (vecgrade's docs/security.md) and c.Sandbox in nbgrader_config.py"
+    return (f"a jail cannot run torch under the configured limits (c.Sandbox.memory_mb = {have}{needs}): {why}; "
+            f"{hint}")
