@@ -236,9 +236,8 @@ def grade(assignment: str, course: Path = COURSE,
         except JailUnusable as exc:
             fail(str(exc))
         bad = [r for r in results if not r.success]
-        for r in bad:
-            code = f" ({r.code.value})" if r.code is not None else ""
-            say(f"[red]not graded: {escape(r.student)}[/red]{escape(code)}: {escape(r.reason)}")
+        for r in bad:  # never a 0: each named, with why (and its code in ungraded.csv)
+            say(f"[red]could not grade {escape(r.student)}[/red]: {escape(r.reason)}")
         say(f"graded {len(results) - len(bad)} of {len(results)} submissions in {time.perf_counter() - start:.1f} s")
         _timestamp_notes(c, assignment, [r.student for r in results if r.success])
         _refresh_feedback(c, assignment, [r.student for r in results if r.success])

@@ -565,12 +565,13 @@ def test_a_mistake_in_the_command_line_itself_is_one_line(fresh):
 @pytest.mark.parametrize("form", ["table", "markdown", "csv"])
 def test_validate_prints_each_format_and_fails_on_a_problem(fresh, monkeypatch, form):
     """The command's wiring, on rows built from verdicts (the display itself: tests/test_validate_view.py)."""
-    from graders.checks.parts import Verdict
     from graders.course import validate
     from graders.course.validate import Row
+    from graders.model.verdict import Reason, failed, passed
 
     def verdicts(passes):
-        return {p: Verdict(p, f == "p", "" if f == "p" else f"fails {p}") for p, f in zip(PARTS, passes, strict=True)}
+        return {p: passed(p, "") if f == "p" else failed(p, Reason.WRONG_VALUE, f"fails {p}")
+                for p, f in zip(PARTS, passes, strict=True)}
 
     def fake(assignment, seed=0, only=None):
         ex = assignment.exercise("batch_outer")

@@ -110,9 +110,10 @@ def record_ungraded(course: Course, assignment: str, results: list[StudentResult
     done = {x.student for x in results}
     rows = [r for r in read_rows(path) if (r["assignment"] != assignment or r["student"] not in done)
             and _still_submitted(course, r["student"], r["assignment"])]
-    rows += [{"student": r.student, "assignment": assignment, "reason": r.reason} for r in results if not r.success]
+    rows += [{"student": r.student, "assignment": assignment, "code": r.code.value if r.code else "",
+              "reason": r.reason} for r in results if not r.success]
     if rows or path.exists():
-        write_rows(path, ["student", "assignment", "reason"], rows)
+        write_rows(path, ["student", "assignment", "code", "reason"], [{"code": "", **r} for r in rows])
 
 
 def _still_submitted(course: Course, student: str, assignment: str) -> bool:

@@ -20,6 +20,7 @@ import atexit
 import dataclasses
 import os
 import resource
+import select
 import signal
 import socket
 import subprocess
@@ -36,6 +37,10 @@ from graders.sandbox.wire import WireError, decode, encode, recv_frame, send_fra
 from graders.sandbox.worker import HELLO
 
 MAX_REPLY_BYTES = 256 * 1024 * 1024
+# a request's deadline is the child's CPU time (``WorkerSession._await_reply``): on a busy machine the grader waits
+# up to BUSY_WAIT times it in wall time while the child progresses, and gives up on one that made no progress on
+# the CPU for STILL seconds past it; SLICE: how often the child's CPU clock is read once the deadline is near
+BUSY_WAIT, STILL, SLICE = 10.0, 2.0, 0.05
 
 
 class WorkerFailure(Exception):
@@ -327,6 +332,7 @@ class WorkerSession:
         self.sock: socket.socket | None = None
         self.pid: int | None = None
         self.clock: CpuClock | None = None
+        self._cpu_at_send = 0.0  # the child's CPU clock when the request in flight was sent
         self.load_errors: list[str] = []
 
     @property
@@ -385,14 +391,50 @@ class WorkerSession:
     def _send(self, op: str, timeout: float, fds=(), regions=(), **payload) -> tuple[dict, float]:
         return self._exchange(encode((op, payload), regions), timeout, fds, regions)
 
+    def _await_reply(self, sock: socket.socket, timeout: float, cpu_from: float | None) -> None:
+        """Wait until the child's reply starts to arrive. ``timeout`` is the child's CPU time: on a busy machine a
+        child that computes slowly is waited for until it has spent ``timeout`` on the CPU (up to
+        ``BUSY_WAIT`` times ``timeout`` of wall time), so a deadline says something of the code, not of the
+        machine's load; a child that makes no progress on the CPU for ``STILL`` seconds past ``timeout`` (stopped,
+        asleep, or blocked) has missed it. Raises TimeoutError when the deadline has passed."""
+        start = time.monotonic()
+        wall_deadline, hard = start + timeout, start + max(BUSY_WAIT * timeout, timeout + STILL)
+        clock = self.clock
+        last_cpu, last_progress = None, start
+        while True:
+            now = time.monotonic()
+            end = wall_deadline if clock is None else hard
+            if now >= end:
+                raise TimeoutError
+            wait = end - now if clock is None or now < wall_deadline else SLICE
+            ready, _, _ = select.select([sock], [], [], min(wait, wall_deadline - now) if now < wall_deadline
+                                        else min(wait, end - now))
+            if ready:
+                return
+            if clock is None or time.monotonic() < wall_deadline:
+                continue
+            try:
+                cpu = clock.read()
+            except ClockUnavailable:
+                raise TimeoutError from None
+            base = cpu_from if cpu_from is not None else self._cpu_at_send
+            if cpu - base >= timeout:
+                raise TimeoutError  # computing all along: the code itself is past its deadline
+            if last_cpu is None or cpu > last_cpu + 1e-4:
+                last_cpu, last_progress = cpu, time.monotonic()
+            elif time.monotonic() - last_progress >= STILL:
+                raise TimeoutError  # no progress on the CPU: stopped, asleep or blocked
+
     def _exchange(self, message: bytes, timeout: float, fds=(), regions=(),
                   cpu_from: float | None = None) -> tuple[dict, float]:
         sock = self.sock
         assert sock is not None, "requests go to a started child (start or request spawns it first)"
         start = time.perf_counter()
         try:
+            self._cpu_at_send = self._read_clock()
             send_frame(sock, message, fds, timeout=timeout)
-            data = recv_frame(sock, time.monotonic() + timeout, MAX_REPLY_BYTES)
+            self._await_reply(sock, timeout, cpu_from)
+            data = recv_frame(sock, time.monotonic() + max(timeout, STILL), MAX_REPLY_BYTES)
             elapsed = time.perf_counter() - start
             reply = decode(data, regions)
         except TimeoutError:
@@ -414,6 +456,12 @@ class WorkerSession:
             self.kill()
             raise WorkerFailure("sent a reply the grader cannot read")
         return reply, elapsed
+
+    def _read_clock(self) -> float:
+        try:
+            return self.clock.read() if self.clock is not None else 0.0
+        except ClockUnavailable:
+            return 0.0
 
     def kill(self) -> None:
         """Stop the child (the template does it: a child cannot refuse); the next request forks a new one."""

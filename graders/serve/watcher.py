@@ -150,10 +150,13 @@ def check_notebooks(folder: Path, known: list[str]) -> list[str]:
         raise Refused("the submission holds no notebook (.ipynb)")
     for notebook_id in found:
         try:
-            nbformat.reads((folder / f"{notebook_id}.ipynb").read_text(errors="replace"), as_version=4)
+            nb = nbformat.reads((folder / f"{notebook_id}.ipynb").read_text(errors="replace"), as_version=4)
         except Exception as exc:  # noqa: BLE001 - not JSON, not a notebook: the student reads why
             raise Refused(f"{notebook_id}.ipynb is not a notebook ({type(exc).__name__}: "
                           f"{str(exc).splitlines()[0][:120] if str(exc) else 'unreadable'})") from None
+        if not nb.get("cells"):  # refused here, so never collected: the earlier submission and marks stay
+            raise Refused(f"{notebook_id}.ipynb is an empty notebook (no cells): open the notebook you worked in, "
+                          "save it, and submit again")
         if notebook_id not in known:
             raise Refused(f"unknown notebook {notebook_id}.ipynb; this assignment has "
                           f"{', '.join(f'{k}.ipynb' for k in known)}")
