@@ -386,12 +386,23 @@ def feedback(assignment: str, course: Path = COURSE):
 def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignments (default: all in the gradebook)."),
            course: Path = COURSE,
            to: Path = typer.Option(Path("grades.csv"), "--to", help="CSV file to write."),
-           student: Optional[list[str]] = typer.Option(None, "--student", "-s", help="Only these students.")):
-    """An LMS-ready CSV: one row per student, one column per exercise part, max points, status, names and emails."""
-    from graders.course.export import export_rows, write_csv
+           student: Optional[list[str]] = typer.Option(None, "--student", "-s", help="Only these students."),
+           form: str = typer.Option("parts", "--format",
+                                    help="parts (a column per exercise part), canvas or moodle (each LMS's gradebook "
+                                         "import: a column per assignment with its total)."),
+           roster: Optional[Path] = typer.Option(None, "--roster",
+                                                 help="CSV mapping student_id to the LMS's identities (first_name, "
+                                                      "last_name, email, canvas_id, sis_user_id, sis_login_id, "
+                                                      "section); canvas and moodle only.")):
+    """An LMS-ready CSV: per exercise part with max points, status, names and emails; or Canvas's or Moodle's import."""
+    from graders.course.export import FORMATS, export_rows, write_csv
     from graders.course.results import NOT_GRADED_YET, version_changes, version_fix
+    _choose("format", form, list(FORMATS))
+    if roster is not None and form == "parts":
+        fail("--roster is for --format canvas or moodle (the parts export names students by their nbgrader id)")
     c = _course(course)
     chosen = [_assignment(c, name) for name in assignments or []]
+    roster_rows = _roster(roster) if roster is not None else None
     _writable(to, "--to")
     with _gradebook(c) as gb:
         if not chosen:
@@ -399,11 +410,14 @@ def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignm
             chosen = [a for n, a in c.assignments.items() if n in in_gb]
         rows = export_rows(gb, c, chosen)
         changes = {a.name: (version_changes(gb, a), version_fix(gb, a)) for a in chosen}
-    known = [r["student_id"] for r in rows[1:]]
-    for name in student or []:
-        _choose("student", name, known)
-    rows = [rows[0]] + [r for r in rows[1:] if not student or r["student_id"] in student]
-    write_csv(rows, to)
+        known = [r["student_id"] for r in rows[1:]]
+        for name in student or []:
+            _choose("student", name, known)
+        rows = [rows[0]] + [r for r in rows[1:] if not student or r["student_id"] in student]
+        if form != "parts":
+            _export_lms(gb, c, chosen, [r["student_id"] for r in rows[1:]], form, to, roster, roster_rows)
+    if form == "parts":
+        write_csv(rows, to)
     say(f"wrote {escape(str(to))}: {len(rows) - 1} student(s), {escape(', '.join(a.name for a in chosen))}")
     for name, (found, fix) in changes.items():
         _changed(name, found, fix)
@@ -413,6 +427,41 @@ def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignm
             say(f"[yellow]note[/yellow]: {escape(a.name)}: {len(waiting)} submission(s) not graded yet, exported "
                 f"with empty marks ({escape(', '.join(waiting))}); run `vecgrade grade {escape(a.name)}`, then export "
                 "again")
+
+
+def _roster(path: Path) -> dict[str, dict[str, str]]:
+    from graders.course.export import RosterError, read_roster
+    try:
+        return read_roster(path)
+    except RosterError as exc:
+        fail(str(exc))
+
+
+def _export_lms(gb, course, chosen, students: list[str], form: str, to: Path, roster: Optional[Path],
+                roster_rows: Optional[dict[str, dict[str, str]]]) -> None:
+    """Canvas's or Moodle's import file; a gradebook student the roster lacks stops it before anything is written."""
+    from graders.course.export import (
+        RosterError,
+        assignment_totals,
+        canvas_rows,
+        check_roster,
+        identities,
+        moodle_rows,
+        write_lms_csv,
+    )
+    extra: list[str] = []
+    if roster_rows is not None:
+        try:
+            extra = check_roster(roster_rows, students, roster or "")
+        except RosterError as exc:
+            fail(str(exc))
+    totals = assignment_totals(gb, course, chosen)
+    people = identities(gb, students, roster_rows)
+    header, table = (canvas_rows if form == "canvas" else moodle_rows)(chosen, totals, people)
+    write_lms_csv(to, header, table)
+    if extra:
+        say(f"[yellow]note[/yellow]: the roster {escape(str(roster))} lists {len(extra)} student(s) the export does "
+            f"not have (no submission in the gradebook, or another id), left out: {escape(', '.join(extra))}")
 
 
 @app.command()

@@ -124,6 +124,16 @@ def dask_scheduler():
         _stop(processes)
 
 
+SLOW_OR_SPECIAL = ("e2e", "browser", "timing", "root")
+
+
+def pytest_collection_modifyitems(config, items):
+    """``unit`` on every test that carries none of the other marks: ``-m unit`` is what ``make test-fast`` runs."""
+    for item in items:
+        if not any(item.get_closest_marker(name) for name in SLOW_OR_SPECIAL):
+            item.add_marker(pytest.mark.unit)
+
+
 def pytest_configure(config):
     """A run stopped by SIGTERM (a CI timeout) still tears down its fixtures: PostgreSQL, Dask."""
     def interrupt(signum, frame):

@@ -39,6 +39,7 @@ def _only_fast_lost(got: tuple, deserves: tuple) -> bool:
     return got[:2] == deserves[:2] and deserves[2] > 0 and got[2] == 0
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("case", [c for c in CASES if c.deserves is not None], ids=lambda c: c.name)
 def test_case_scores_what_it_deserves(graded, broadcasting, case):
     course, results = graded
@@ -56,6 +57,7 @@ def test_case_scores_what_it_deserves(graded, broadcasting, case):
     assert set(others.values()) == {0.0}, others
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("case", [c for c in CASES if c.shows], ids=lambda c: c.name)
 def test_escape_attempts_fail_inside_the_kernel(graded, case):
     course, _ = graded
@@ -64,6 +66,7 @@ def test_escape_attempts_fail_inside_the_kernel(graded, case):
     assert case.shows in printed, printed[:2000]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("case", [c for c in CASES if c.deserves is None], ids=lambda c: c.name)
 def test_ungradable_submissions_get_a_could_not_grade_record(graded, case):
     course, results = graded
@@ -74,6 +77,7 @@ def test_ungradable_submissions_get_a_could_not_grade_record(graded, case):
     assert "NbGraderException" not in record[case.name]  # the real cause, not nbgrader's wrapper
 
 
+@pytest.mark.e2e
 def test_the_gradebook_holds_only_scores_that_grading_gave(graded):
     course, results = graded
     with Gradebook(course.db_url) as gb:

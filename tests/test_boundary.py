@@ -38,6 +38,7 @@ def batch_outer(a):
 """
 
 
+@pytest.mark.timing
 def test_work_done_while_the_inputs_are_decoded_is_timed(broadcasting):
     worker, checks = checks_with_static_view(broadcasting, IN_DECODING, REF)
     with worker:
@@ -112,6 +113,7 @@ def test_a_loop_over_chunks_unrolled_into_if_blocks_grows(broadcasting):
 
 
 # -- G: the CPU clock of the worker's process, read from outside ---------------------------------------
+@pytest.mark.timing
 def test_the_clock_counts_the_workers_cpu_time_not_the_wall_time():
     cells = [("cell", "import time\ndef idle(a):\n    time.sleep(0.2)\n    return a\n"
                       "def busy(a):\n    t = time.process_time()\n    while time.process_time() - t < 0.2:\n"
@@ -125,6 +127,7 @@ def test_the_clock_counts_the_workers_cpu_time_not_the_wall_time():
     assert idle < 0.05 and busy >= 0.19, (idle, busy)
 
 
+@pytest.mark.timing
 def test_a_request_past_its_deadline_says_how_much_cpu_it_had_and_only_a_busy_one_is_slow():
     """A wall-clock deadline only bounds a request: one that computed all along is too slow, one the machine kept
     waiting (here: asleep) is a stall, measured again rather than failed."""
@@ -152,6 +155,7 @@ def test_a_request_past_its_deadline_says_how_much_cpu_it_had_and_only_a_busy_on
             assert "took more than 0.4 s" in str(raised.value)
 
 
+@pytest.mark.root
 def test_the_reference_is_timed_in_the_same_kind_of_jailed_child_as_the_student(broadcasting, tmp_path):
     from graders.sandbox.policy import Sandbox
     sandbox = Sandbox(course_root=str(tmp_path))

@@ -125,6 +125,7 @@ def test_no_two_visible_examples_of_an_exercise_print_the_same_label(name):
         assert len(labels) == len(set(labels)), labels
 
 
+@pytest.mark.e2e
 def test_released_notebook_has_stubs_and_runs_its_examples(tmp_path, broadcasting):
     """Execute the student's release notebook: examples report 'not implemented', every grade cell fails."""
     from graders.course.build import write_source

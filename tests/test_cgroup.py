@@ -125,6 +125,7 @@ def test_the_hierarchy_is_found_in_v1_v2_and_hybrid_mount_tables(tmp_path):
     assert find_hierarchy("proc /proc proc rw 0 0\n") is None
 
 
+@pytest.mark.root
 @needs_groups
 @pytest.mark.parametrize("how", HOW)
 def test_a_jails_processes_share_one_memory_limit(how):
@@ -134,6 +135,7 @@ def test_a_jails_processes_share_one_memory_limit(how):
     assert report["holding"] <= 1, report
 
 
+@pytest.mark.root
 @needs_groups
 def test_without_the_group_the_same_jail_holds_more_than_its_limit(no_groups, tmp_path):
     """Control: rlimits alone let two processes of one jail hold 3 GB against a 2.5 GB limit."""
@@ -142,6 +144,7 @@ def test_without_the_group_the_same_jail_holds_more_than_its_limit(no_groups, tm
     assert run_probe(box, HOLD.replace("CHILDREN", "2").replace("KEEP", "False"), tmp_path)["holding"] == 2
 
 
+@pytest.mark.root
 @needs_groups
 def test_a_jail_at_its_memory_limit_costs_another_jail_nothing(tmp_path):
     box = Sandbox(memory_mb=2560)
@@ -160,6 +163,7 @@ def test_a_jail_at_its_memory_limit_costs_another_jail_nothing(tmp_path):
         cgroup.release(hog.pid)
 
 
+@pytest.mark.root
 @needs_groups
 @pytest.mark.parametrize("how", HOW)
 def test_a_fork_bomb_stops_at_the_jails_task_limit(how):
@@ -167,12 +171,14 @@ def test_a_fork_bomb_stops_at_the_jails_task_limit(how):
     assert in_template(box, BOMB, how)["held"] < 40
 
 
+@pytest.mark.root
 @needs_groups
 def test_without_the_group_the_same_fork_bomb_goes_on(no_groups, tmp_path):
     """Control: with rlimits only (and a high per-user limit) the bomb forks all it tries."""
     assert run_probe(Sandbox(pids=40, nproc=10_000), BOMB, tmp_path)["held"] == 100
 
 
+@pytest.mark.root
 @needs_groups
 @pytest.mark.parametrize("how", HOW)
 def test_a_jail_runs_in_a_group_of_its_own_that_goes_with_it(how):
@@ -187,6 +193,7 @@ def test_a_jail_runs_in_a_group_of_its_own_that_goes_with_it(how):
     assert not any(os.path.exists(p) for p in group_folders(name))
 
 
+@pytest.mark.root
 @needs_groups
 def test_groups_a_killed_grader_left_are_removed_with_what_still_runs_in_them(tmp_path):
     ended = subprocess.Popen(["sleep", "0.1"])
@@ -229,6 +236,7 @@ def test_without_cgroups_jails_run_on_rlimits_and_the_status_says_so(no_groups, 
         strict.wrap(["true"], scratch=str(tmp_path))
 
 
+@pytest.mark.root
 @needs_groups
 def test_with_cgroups_the_status_gives_the_jails_limits(tmp_path):
     box = Sandbox(memory_mb=3000, pids=99)

@@ -30,6 +30,7 @@ def grade(assignment, source, extra=(), timeouts=Timeouts()):
     return grade_submission(assignment, cells, only=["batch_outer"], timeouts=timeouts, run=RUN)["batch_outer"]
 
 
+@pytest.mark.timing
 def test_reference_passes_every_part(broadcasting):
     result = grade(broadcasting, REF)
     assert all(v.passed for v in result.values()), {p: v.message for p, v in result.items()}
@@ -77,6 +78,7 @@ SLOWER_LOOP = ("def batch_outer(a):\n    B, F = a.shape\n    out = torch.empty(B
                "                    out[b, i, j] = pair.prod() + torch.zeros((), dtype=a.dtype)\n    return out\n")
 
 
+@pytest.mark.timing
 def test_a_call_gets_a_margin_over_the_loop_version_not_the_whole_call_timeout(broadcasting):
     """A hidden-case call may take 20x the course's loop version on the largest case (at least 1 s): an answer
     that never returns costs about a second, not the 10 s call timeout, and an honest loop several times slower
@@ -95,6 +97,7 @@ def test_messages_hold_shapes_not_hidden_values(broadcasting):
     assert "input of shape" in message and "tensor(" not in message
 
 
+@pytest.mark.timing
 def test_loop_answer_is_correct_but_not_vectorized_nor_fast(broadcasting):
     result = grade(broadcasting, LOOP)
     assert result["correct"].passed
@@ -102,6 +105,7 @@ def test_loop_answer_is_correct_but_not_vectorized_nor_fast(broadcasting):
     assert not result["fast"].passed and "speedup" in result["fast"].message, result["fast"].message
 
 
+@pytest.mark.timing
 def test_the_probe_stops_a_loop_and_lets_a_vectorized_answer_through(broadcasting):
     ex = broadcasting.exercise("batch_outer")
     k = RUN.reference(broadcasting).calibration(ex).k
@@ -124,6 +128,7 @@ def test_timed_inputs_are_drawn_once_per_run_and_never_repeat(broadcasting):
     assert not torch.equal(other.calls[0][0][0], first.calls[0][0][0])  # another run, other inputs
 
 
+@pytest.mark.timing
 def test_a_memoizing_loop_is_not_fast(broadcasting):
     memo = ("_seen = {}\n" + LOOP.replace("def batch_outer(a):", "def _slow(a):")
             + "def batch_outer(a):\n    key = a.numpy().tobytes()\n    if key not in _seen:\n"
@@ -176,6 +181,7 @@ def test_runtime_evidence_catches_a_forbidden_op(broadcasting):
     assert not verdict.passed and "dispatched `aten._softmax`" in verdict.message
 
 
+@pytest.mark.timing
 def test_patched_timers_in_the_worker_do_not_change_the_speed_verdict(broadcasting):
     patched = "import time, timeit\ntime.perf_counter = lambda: 0.0\ntimeit.default_timer = lambda: 0.0\n" + LOOP
     worker, checks = checks_with_static_view(broadcasting, patched, REF)
@@ -272,6 +278,7 @@ def batch_outer(a):
 """
 
 
+@pytest.mark.timing
 def test_a_stalled_request_does_not_fail_an_honest_answer_but_a_slow_answer_still_fails(broadcasting):
     ex = broadcasting.exercise("batch_outer")
     k = RUN.reference(broadcasting).calibration(ex).k
@@ -297,6 +304,7 @@ SLOW = ("def batch_outer(a):\n    torch.linalg.matrix_power(torch.eye(128), 8)  
         "    return a[:, :, None] * a[:, None, :]\n")
 
 
+@pytest.mark.timing
 def test_a_reference_measured_at_a_busy_moment_does_not_flatter_an_answer(broadcasting):
     """The shared reference time decides one-request passes: one measured while the machine was busy (slower)
     must neither pass an answer that is too slow nor replace a faster measurement."""

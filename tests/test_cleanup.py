@@ -71,6 +71,7 @@ def test_the_sweep_removes_what_ended_owners_left_and_nothing_else(tmp_path):
     assert (target / "keep").exists()
 
 
+@pytest.mark.root
 @pytest.mark.skipif(os.geteuid() != 0, reason="a jail's scratch is a tmpfs only as root")
 def test_a_tmpfs_scratch_left_by_a_killed_process_is_unmounted_and_removed(tmp_path):
     code = ("import sys, time\nfrom graders.sandbox.scratch import Scratch\n"

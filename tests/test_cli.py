@@ -199,6 +199,7 @@ def test_feedback_before_grading(fresh):
 
 # --- a graded class ----------------------------------------------------------------------------------
 
+@pytest.mark.e2e
 def test_report_to_a_missing_folder(graded, tmp_path):
     dest = tmp_path / "missing" / "x.csv"
     assert_user_error(vecgrade("report", "broadcasting", "-c", graded.root, "--csv", dest), str(dest.parent))
@@ -206,6 +207,7 @@ def test_report_to_a_missing_folder(graded, tmp_path):
     assert not dest.parent.exists()
 
 
+@pytest.mark.e2e
 def test_an_unwritable_output_is_one_line_before_any_work(graded, tmp_path):
     """/proc takes no new file, even from root: the check is a real write beside the file, not a permission bit."""
     for args in (("report", "broadcasting", "--csv", "/proc/x.csv"), ("report", "broadcasting", "--html", "/proc/x.html"),
@@ -220,10 +222,12 @@ def test_an_unwritable_output_is_one_line_before_any_work(graded, tmp_path):
     assert vecgrade("export", "--to", tmp_path / "g.csv", "-c", graded.root).exit_code == 0
 
 
+@pytest.mark.e2e
 def test_grade_an_unknown_student(graded):
     assert_user_error(vecgrade("grade", "broadcasting", "-s", "nobody", "-c", graded.root), "nobody", "ada, ")
 
 
+@pytest.mark.e2e
 def test_refused_submissions_say_what_to_do_and_leave_nothing_behind(graded):
     why = {r["student"]: r["reason"] for r in read_rows(graded.root / UNGRADED)}
     assert set(why) == set(REFUSED)
@@ -240,6 +244,7 @@ def test_refused_submissions_say_what_to_do_and_leave_nothing_behind(graded):
     assert not set(REFUSED) & set(graded.part_scores(graded.assignments["broadcasting"]))  # not a 0 either
 
 
+@pytest.mark.e2e
 def test_an_empty_submission_folder_says_what_to_put_there_and_counts_only_while_it_exists(graded, tmp_path):
     folder = graded.root / "submitted" / "nob" / "broadcasting"
     folder.mkdir(parents=True)
@@ -265,6 +270,7 @@ def test_an_empty_submission_folder_says_what_to_put_there_and_counts_only_while
     assert "nob" in {r["student"] for r in read_rows(graded.root / UNGRADED)}  # until the next grading drops it
 
 
+@pytest.mark.e2e
 def test_report_csv_shows_ungraded_not_zero(graded, tmp_path):
     dest = tmp_path / "parts.csv"
     result = vecgrade("report", "broadcasting", "-c", graded.root, "--csv", dest)
@@ -285,6 +291,7 @@ def _raw(path: Path) -> list[list[str]]:
         return list(csv.reader(f))
 
 
+@pytest.mark.e2e
 def test_no_csv_cell_starts_a_formula(graded, tmp_path):
     """A student's folder name reaches every CSV vecgrade writes, marked as text."""
     parts, grades = tmp_path / "parts.csv", tmp_path / "grades.csv"
@@ -298,6 +305,7 @@ def test_no_csv_cell_starts_a_formula(graded, tmp_path):
         assert not risky, (path, risky)
 
 
+@pytest.mark.e2e
 def test_a_negative_mark_exports_as_a_number(graded, tmp_path):
     with Gradebook(graded.db_url) as gb:
         grade = gb.find_grade("batch_outer_fast", "broadcasting", "broadcasting", "bob")
@@ -323,6 +331,7 @@ def status_row(course) -> list[str]:
     return [c.strip() for c in row.split("│")[1:-1]]
 
 
+@pytest.mark.e2e
 def test_status_counts_and_reasons(graded):
     # released: generate_assignment writes release/broadcasting; submitted 6, graded 3, 3 ungraded, feedback current
     assert status_row(graded) == ["broadcasting", "yes", "6", "3", "3", "0", "0", "0"]
@@ -332,6 +341,7 @@ def test_status_counts_and_reasons(graded):
     assert "remove or rename broadcasting (1).ipynb" in output
 
 
+@pytest.mark.e2e
 def test_status_reads_graded_from_the_gradebook_as_report_does(graded, tmp_path):
     """autograded/ left behind by a deleted gradebook is not "graded": status says what report says."""
     assert status_row(graded)[3] == "3"  # control: with its gradebook
@@ -350,6 +360,7 @@ def test_status_reads_graded_from_the_gradebook_as_report_does(graded, tmp_path)
         (tmp_path / "gradebook.db").rename(book)
 
 
+@pytest.mark.e2e
 def test_reasons_are_printed_as_text_never_as_markup(graded):
     """A reason quotes the student's file names: rich markup in one is shown, not obeyed."""
     record = graded.root / UNGRADED
@@ -367,6 +378,7 @@ def test_reasons_are_printed_as_text_never_as_markup(graded):
         shutil.rmtree(graded.root / "submitted" / "ghost")
 
 
+@pytest.mark.e2e
 def test_feedback_missing_or_out_of_date_until_regenerated(graded):
     autograded = graded.root / "autograded" / "bob" / "broadcasting" / "broadcasting.ipynb"
     html = graded.root / "feedback" / "bob" / "broadcasting" / "broadcasting.html"
@@ -378,6 +390,7 @@ def test_feedback_missing_or_out_of_date_until_regenerated(graded):
     assert status_row(graded)[-2:] == ["0", "0"]
 
 
+@pytest.mark.e2e
 def test_feedback_skips_students_without_grades(graded):
     """A folder in autograded/ without gradebook rows (left by an older run) made nbgrader's generate_feedback
     fail for the whole class; vecgrade names it and writes everyone else's."""
@@ -396,6 +409,7 @@ def test_feedback_skips_students_without_grades(graded):
         shutil.rmtree(leftover.parent)
 
 
+@pytest.mark.e2e
 def test_the_formgrader_lists_every_submission_with_its_reason(graded):
     with graded.api() as api:
         submissions = {s["student"]: s for s in api.get_submissions("broadcasting")}
@@ -413,6 +427,7 @@ def _read(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+@pytest.mark.e2e
 def test_export_rows_status_and_max_points(graded, tmp_path):
     dest = tmp_path / "grades.csv"
     result = vecgrade("export", "broadcasting", "-c", graded.root, "--to", dest)
@@ -429,6 +444,7 @@ def test_export_rows_status_and_max_points(graded, tmp_path):
     assert "changed after" not in result.output
 
 
+@pytest.mark.e2e
 def test_an_assignment_never_graded_is_one_line_in_report_as_in_feedback(graded, tmp_path):
     line = f"nothing autograded for strides in {graded.root} yet (run `vecgrade grade strides`)"
     assert_user_error(vecgrade("report", "strides", "-c", graded.root), line)
@@ -440,6 +456,7 @@ def test_an_assignment_never_graded_is_one_line_in_report_as_in_feedback(graded,
     assert {r["strides status"] for r in _read(dest)[1:]} == {"not submitted"}
 
 
+@pytest.mark.e2e
 def test_export_names_the_submissions_not_graded_yet(graded, tmp_path):
     dest = tmp_path / "grades.csv"
     result = vecgrade("export", "broadcasting", "-c", graded.root, "--to", dest)
@@ -458,11 +475,13 @@ def test_export_names_the_submissions_not_graded_yet(graded, tmp_path):
         shutil.rmtree(folder.parent)
 
 
+@pytest.mark.e2e
 def test_export_unknown_student(graded, tmp_path):
     assert_user_error(vecgrade("export", "-c", graded.root, "-s", "nobody", "--to", tmp_path / "g.csv"),
                       "nobody", "ada")
 
 
+@pytest.mark.e2e
 def test_nbgrader_exporter_plugin_writes_the_same_file(graded, tmp_path):
     ours, theirs = tmp_path / "vecgrade.csv", tmp_path / "nbgrader.csv"
     assert vecgrade("export", "-c", graded.root, "--to", ours).exit_code == 0
@@ -473,6 +492,7 @@ def test_nbgrader_exporter_plugin_writes_the_same_file(graded, tmp_path):
     assert _read(theirs) == _read(ours) and len(_read(ours)) == 1 + len(CLASS) + len(REFUSED)
 
 
+@pytest.mark.e2e
 def test_speedups_and_failures_read_from_the_grade_cells(graded, broadcasting):
     verdicts = read_verdicts(graded.root, broadcasting, list(CLASS))
     for ex in broadcasting.exercises:
@@ -491,6 +511,7 @@ def test_speedups_and_failures_read_from_the_grade_cells(graded, broadcasting):
         assert all(SLOT not in f.message() and f.message().strip() for f in failures)
 
 
+@pytest.mark.e2e
 def test_html_report_is_self_contained(graded, tmp_path):
     dest = tmp_path / "report.html"
     result = vecgrade("report", "broadcasting", "-c", graded.root, "--html", dest)
@@ -503,6 +524,7 @@ def test_html_report_is_self_contained(graded, tmp_path):
     assert "changed after the class was graded" not in page
 
 
+@pytest.mark.e2e
 def test_a_changed_assignment_is_said_in_the_export_and_the_report(graded, tmp_path):
     """As if the class was graded when batch_outer_correct was worth 3 points (nbgrader keeps the graded cells)."""
     with Gradebook(graded.db_url) as gb:
@@ -524,6 +546,7 @@ def test_a_changed_assignment_is_said_in_the_export_and_the_report(graded, tmp_p
             gb.db.commit()
 
 
+@pytest.mark.e2e
 def test_late_submission_shows_in_status_column(graded, tmp_path):
     """Runs last: it sets a due date and makes bob's submission two hours late."""
     import datetime

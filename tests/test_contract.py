@@ -81,6 +81,7 @@ def test_the_stub_fails_correct(assignment, exercise):
     assert not got["correct"].passed and not got["vectorized"].passed and not got["fast"].passed
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("assignment, exercise", EXERCISES, ids=IDS)
 def test_the_loop_is_correct_but_neither_vectorized_nor_fast(assignment, exercise):
     got = verdicts(assignment, "loop")[exercise]

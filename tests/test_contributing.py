@@ -208,3 +208,37 @@ def test_without_the_variants_or_the_demo_entry_validate_and_demo_say_what_is_mi
     assert demo.stderr.strip().splitlines() == [
         "error: demo/broadcasting.py: ALTERNATIVE has no entry for 'row_norms'; add one: a correct vectorized "
         "answer written differently from the reference (CONTRIBUTING.md, step 7)"]
+
+
+HELPERS = ("rand", "randint", "ints", "pick", "lay_out", "random_cases", "layout_cases")
+
+
+def _signature(function) -> str:
+    """``name(params)`` as the guide writes it: names, ``*``/``**``, defaults as Python writes them (double quotes)."""
+    import inspect
+    params = []
+    for p in inspect.signature(function).parameters.values():
+        if p.kind is p.VAR_POSITIONAL:
+            params.append(f"*{p.name}")
+        elif p.kind is p.VAR_KEYWORD:
+            params.append(f"**{p.name}")
+        else:
+            params.append(p.name if p.default is p.empty else f"{p.name}={p.default!r}".replace("'", '"'))
+    return f"{function.__name__}({', '.join(params)})"
+
+
+def guide_signatures(text: str) -> list[str]:
+    """The helpers' signatures as step 2's list gives them, in its order."""
+    return re.findall(r"^ +- `((?:" + "|".join(HELPERS) + r")\(.*?\))`:", text, re.M)
+
+
+def test_the_guide_gives_every_input_helper_with_its_exact_signature():
+    from graders.model import inputs
+    public = {name for name, value in vars(inputs).items()
+              if callable(value) and getattr(value, "__module__", "") == inputs.__name__ and not name.startswith("_")}
+    assert public == set(HELPERS), "a helper was added or removed: list it in CONTRIBUTING.md's step 2"
+    actual = [_signature(getattr(inputs, name)) for name in HELPERS]
+    text = GUIDE.read_text()
+    assert guide_signatures(text) == actual
+    stale = text.replace('scale=1.0, low=None)', 'scale=1.0)')  # control: a guide that lost a parameter
+    assert stale != text and guide_signatures(stale) != actual

@@ -10,6 +10,8 @@ from graders.model.exercise import PARTS, load_course
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.e2e  # every assignment generated and autograded by nbgrader
+
 COURSE = load_course(ROOT / "assignments")
 
 

@@ -111,3 +111,25 @@ def test_the_readme_stays_a_front_page_whose_links_lead_to_pages_that_exist():
     local = [link for link in links if not link.startswith("http")]
     assert {"docs/grading.md", "docs/security.md", "docs/configuration.md", "CONTRIBUTING.md"} <= set(local)
     assert [link for link in local if not (ROOT / link).is_file()] == []
+
+
+def _build_with_exclusions(tmp_path, exclude_docs: str):
+    """A tiny site built by MkDocs with ``exclude_docs`` as given, from a docs folder holding what building this
+    site leaves there: the hooks module and the bytecode its import writes."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+    docs, site = tmp_path / "docs", tmp_path / "site"
+    (docs / "__pycache__").mkdir(parents=True)
+    (docs / "index.md").write_text("# Home\n")
+    (docs / "hooks.py").write_text("")
+    (docs / "__pycache__" / "hooks.cpython-311.pyc").write_bytes(b"\x00")
+    (tmp_path / "mkdocs.yml").write_text("site_name: t\n")
+    build(load_config(str(tmp_path / "mkdocs.yml"), docs_dir=str(docs), site_dir=str(site), exclude_docs=exclude_docs))
+    return sorted(str(p.relative_to(site)) for p in site.rglob("*") if "pycache" in str(p) or p.suffix == ".py")
+
+
+def test_the_site_publishes_neither_the_hooks_nor_their_bytecode(tmp_path):
+    exclude = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["exclude_docs"]
+    assert _build_with_exclusions(tmp_path / "ours", exclude) == []
+    without = "\n".join(line for line in exclude.splitlines() if "pycache" not in line)
+    assert "__pycache__/hooks.cpython-311.pyc" in _build_with_exclusions(tmp_path / "theirs", without)  # control

@@ -73,6 +73,7 @@ def graded(tmp_path_factory, broadcasting):
     return course, people, {r.student: r for r in results}
 
 
+@pytest.mark.e2e
 def test_every_submission_was_graded(graded):
     _, people, results = graded
     assert set(results) == {p.student for p in people}
@@ -87,11 +88,13 @@ def _check(graded, broadcasting, persona):
         assert got == want, f"{persona.student} ({persona.about}), {ex.name}: got {got}, deserves {want}"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("persona", DEMO.roster(DEMO_ASSIGNMENT), ids=lambda p: p.student)
 def test_demo_class_gets_what_it_deserves(graded, broadcasting, persona):
     _check(graded, broadcasting, persona)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("persona", tampering_personas(), ids=lambda p: p.student)
 def test_faking_a_grade_in_the_kernel_scores_zero_on_what_it_fakes(graded, broadcasting, persona):
     _check(graded, broadcasting, persona)
@@ -127,11 +130,13 @@ def bob_outputs(graded):
     return html, autograded
 
 
+@pytest.mark.e2e
 def test_feedback_shows_messages(bob_outputs):
     html, _ = bob_outputs
     assert "NotVectorized" in html and "`for` loop" in html and "speedup" in html
 
 
+@pytest.mark.e2e
 def test_feedback_and_autograded_notebook_hold_no_hidden_data(bob_outputs, broadcasting):
     secrets = hidden_data(broadcasting, SEED)
     assert len(secrets) > 20, "the hidden data to look for"
@@ -139,6 +144,7 @@ def test_feedback_and_autograded_notebook_hold_no_hidden_data(bob_outputs, broad
         assert leaks(text, secrets) == []
 
 
+@pytest.mark.e2e
 def test_the_hidden_data_check_finds_planted_data(bob_outputs, broadcasting):
     """The check above can fail: a hidden input or a reference line pasted into the feedback is found."""
     html, _ = bob_outputs
@@ -155,6 +161,7 @@ def test_the_hidden_data_check_finds_planted_data(bob_outputs, broadcasting):
     assert not leaks(f"<pre>on inputs {other.args[0]}</pre>", secrets)
 
 
+@pytest.mark.e2e
 def test_the_gradebook_holds_no_score_beyond_the_maximum(graded):
     course, _, _ = graded
     with Gradebook(course.db_url) as gb:
@@ -163,6 +170,7 @@ def test_the_gradebook_holds_no_score_beyond_the_maximum(graded):
             assert 0 <= sub.score <= sub.max_score
 
 
+@pytest.mark.e2e
 def test_the_strides_demo_gives_every_student_what_they_deserve(tmp_path):
     """A second assignment's whole demo (its own class, its own wrong answers) through ``run_demo``."""
     out = io.StringIO()

@@ -4,6 +4,8 @@ import threading
 import time
 from concurrent.futures.process import _ExecutorManagerThread
 
+import pytest
+
 from graders.course.executors import Pool
 
 
@@ -20,6 +22,7 @@ def test_closing_a_finished_pool_ends_its_thread_and_processes():
     assert _managers() == [] and multiprocessing.active_children() == []
 
 
+@pytest.mark.timing
 def test_closing_an_interrupted_pool_does_not_wait_for_its_jobs():
     pool = Pool(1)
     pool._pool().submit(sum, [0]).result(timeout=120)  # started

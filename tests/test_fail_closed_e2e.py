@@ -10,6 +10,8 @@ from graders.sandbox import policy
 
 from conftest import generated_course
 
+pytestmark = pytest.mark.e2e  # nbgrader autograde on a generated course
+
 
 @pytest.fixture
 def course_without_unshare(tmp_path, broadcasting, monkeypatch):

@@ -74,6 +74,7 @@ def _marks(course, broadcasting, student):
                                         for ex in broadcasting.exercises for p in PARTS]
 
 
+@pytest.mark.e2e
 def test_a_symlink_in_submitted_is_refused_before_any_copy(graded, broadcasting):
     course, results, _ = graded
     assert not results["b_link"].success and "UnsafeSubmissionError" in results["b_link"].reason
@@ -82,6 +83,7 @@ def test_a_symlink_in_submitted_is_refused_before_any_copy(graded, broadcasting)
         (course.root / "autograded" / "b_link").rglob("data.db"))
 
 
+@pytest.mark.e2e
 def test_every_other_student_is_graded_and_keeps_the_marks_of_the_control(graded, broadcasting):
     course, results, _ = graded
     students = ("a_flood", "b_control", "c_slow", "c_cells", "d_xss", "e_next")
@@ -94,6 +96,7 @@ def test_every_other_student_is_graded_and_keeps_the_marks_of_the_control(graded
     assert all(marks["e_next"][i] == 1.0 for i in vectorized), marks  # the clean notebook after them all
 
 
+@pytest.mark.e2e
 def test_the_kernel_runs_as_nbgrader_autograde_runs_it(graded):
     """The kernel's steps run outside nbgrader's converter (a worker process, a Dask task), yet the
     notebook sees ``NBGRADER_EXECUTION=autograde`` as under nbgrader: its self-checks stand aside."""
@@ -105,6 +108,7 @@ def test_the_kernel_runs_as_nbgrader_autograde_runs_it(graded):
     assert "no Python-level iteration found in the code" not in text  # the examples cell's report stood aside
 
 
+@pytest.mark.e2e
 def test_an_output_flood_is_capped_by_bytes(graded):
     course, _, _ = graded
     flood = course.root / "autograded" / "a_flood" / "broadcasting" / "broadcasting.ipynb"
@@ -114,6 +118,7 @@ def test_an_output_flood_is_capped_by_bytes(graded):
     assert "output cut" not in honest.read_text()  # control: nothing cut from an ordinary notebook
 
 
+@pytest.mark.e2e
 def test_a_timed_out_cell_shows_one_line_and_the_budget_stops_the_rest(graded):
     course, _, _ = graded
     nb = nbformat.read(course.root / "autograded" / "c_slow" / "broadcasting" / "broadcasting.ipynb", as_version=4)
@@ -125,6 +130,7 @@ def test_a_timed_out_cell_shows_one_line_and_the_budget_stops_the_rest(graded):
     assert "KeyboardInterrupt" not in whole and "site-packages" not in whole
 
 
+@pytest.mark.e2e
 def test_feedback_and_the_formgrader_view_carry_no_script(graded):
     course, _, _ = graded
     with course.api() as api:
@@ -158,6 +164,7 @@ def test_unsafe_entries_lists_links_and_special_files_only(tmp_path):
     assert all(stat.S_ISREG(os.lstat(tmp_path / ".." / "copy" / p).st_mode) for p in ("nb.ipynb", "sub/data.csv"))
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("student, why", [("c_files", "holds more than 100 files"), ("c_big", "holds more than 20 MB")])
 def test_a_submission_over_the_intake_caps_is_refused_before_nbgrader_walks_it(graded, student, why):
     course, results, walked = graded
@@ -168,6 +175,7 @@ def test_a_submission_over_the_intake_caps_is_refused_before_nbgrader_walks_it(g
     assert not (course.root / "autograded" / student).exists()  # nothing of it was copied
 
 
+@pytest.mark.e2e
 def test_a_notebook_of_5000_cells_stays_inside_its_kernel_budget(graded):
     """Each cell costs the kernel at least 10 ms (it sleeps, so a fast machine cannot run them all within the
     budget): the budget (40 s here) stops the rest, which show why."""

@@ -81,8 +81,8 @@ def sandbox():
     return box
 
 
-HOW = ["exec", pytest.param("forked", marks=pytest.mark.skipif(
-    os.geteuid() != 0, reason="the warm server forks templates as root only"))]
+HOW = ["exec", pytest.param("forked", marks=[pytest.mark.root, pytest.mark.skipif(
+    os.geteuid() != 0, reason="the warm server forks templates as root only")])]
 
 
 @pytest.mark.parametrize("how", HOW)
@@ -188,6 +188,7 @@ def processes_of(uid: int) -> list[int]:
     return pids
 
 
+@pytest.mark.root
 @pytest.mark.skipif(os.geteuid() != 0, reason="the warm server forks templates as root only")
 def test_closing_a_forked_template_ends_its_whole_jail(sandbox):
     """Each forked template runs in a jail of its own user; closing it (what grading does after a
@@ -219,6 +220,7 @@ WHO = ("import os, socket, sys\nreport = {'main': os.path.basename(sys.modules['
        "'host': socket.gethostname(), 'uid': os.getuid()}")
 
 
+@pytest.mark.root
 @pytest.mark.skipif(os.geteuid() != 0, reason="the warm server forks templates as root only")
 def test_a_server_that_cannot_fork_leaves_a_confined_program_instead(sandbox, monkeypatch):
     assert forked_probe(sandbox, WHO)["main"] == "forkserver.py"  # control: forked from the warm server
@@ -258,6 +260,7 @@ def test_the_trusted_reference_starts_warm_without_a_jail_and_closes_with_its_ch
             assert reference.request("call", 30, name="probe", args=[], kwargs={})[0]["ok"]["out"]["main"] == "worker.py"
 
 
+@pytest.mark.root
 @pytest.mark.skipif(os.geteuid() != 0, reason="the warm server forks templates as root only")
 def test_a_server_started_under_another_path_still_forks_jails(sandbox, monkeypatch, tmp_path):
     """The server keeps the environment it started in (here one whose PATH has no mount tools, as in
@@ -330,6 +333,7 @@ print({"forked": children})
 """
 
 
+@pytest.mark.root
 @pytest.mark.skipif(os.geteuid() != 0, reason="per-jail users need root (without it the user namespace counts)")
 def test_one_students_fork_bomb_does_not_starve_another(tmp_path):
     """RLIMIT_NPROC counts per user on the host: each jail runs as a user of its own, so a student who
@@ -382,6 +386,7 @@ def fill_scratch(box, how):
         assert not os.path.exists(scratch.name)
 
 
+@pytest.mark.root
 @pytest.mark.skipif(os.geteuid() != 0, reason="the scratch is a tmpfs only as root (mounted on the host)")
 @pytest.mark.parametrize("how", HOW)
 def test_writing_past_the_scratch_size_fails_inside_the_jail_only(sandbox, how):

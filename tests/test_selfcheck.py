@@ -190,6 +190,7 @@ def _armed(x):
     return torch.tensor(signal.getitimer(signal.ITIMER_REAL)[0])
 
 
+@pytest.mark.timing
 def test_under_autograde_an_example_that_never_ends_is_stopped(monkeypatch):
     """The grader decides every part in its own process: under autograde an endless example costs the
     class two seconds, not the kernel's cell timeout; a student's own run is never cut."""

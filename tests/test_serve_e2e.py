@@ -31,7 +31,7 @@ from graders.serve.watcher import read_secret
 
 from conftest import generated_course
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.root]  # students are Unix users (useradd)
 A = "broadcasting"
 WINDOW = 600  # Serve.min_interval: the default
 ROSTER = {p.student: p for p in load_roster(KIT_ROOT, load_assignment(KIT_ROOT / "assignments" / f"{A}.py"))}

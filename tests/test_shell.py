@@ -59,8 +59,8 @@ def folder(tmp_path):
     return work
 
 
-@pytest.mark.parametrize("how", ["program", pytest.param("forked", marks=ROOT_ONLY),
-                                 pytest.param("server refuses", marks=ROOT_ONLY)])
+@pytest.mark.parametrize("how", ["program", pytest.param("forked", marks=[pytest.mark.root, ROOT_ONLY]),
+                                 pytest.param("server refuses", marks=[pytest.mark.root, ROOT_ONLY])])
 def test_the_shell_is_confined_either_way(confined, folder, monkeypatch, how):
     course = folder.parent / "course"
     course.mkdir()
@@ -168,6 +168,7 @@ except OSError as exc:
 """
 
 
+@pytest.mark.root
 @ROOT_ONLY
 def test_the_shell_writes_into_a_tmpfs_of_its_own_size_and_goes_on_when_it_is_full(confined, folder, monkeypatch):
     seen = {}

@@ -1,4 +1,6 @@
-"""An LMS-ready CSV: one row per student, one column per exercise part, a max-points row and a status column.
+"""LMS-ready CSVs: per part (``parts``), or Canvas's and Moodle's gradebook imports (one column per assignment).
+
+``parts``: one row per student, one column per exercise part, a max-points row and a status column.
 
 ``PartsExportPlugin`` is an nbgrader exporter plugin, so the same file comes from
 ``nbgrader export --exporter=graders.course.export.PartsExportPlugin --to grades.csv``
@@ -6,9 +8,14 @@
 nbgrader's. A part without a mark (ungraded, not graded yet, not submitted) is an
 empty cell, never a 0, and the status column says why. When the definitions differ from
 the grade cells the class was graded on, the max-points row's status cell says how.
+
+``canvas`` and ``moodle`` (``vecgrade export --format``) hold each assignment's total, empty where there is none; a
+roster CSV (``read_roster``) gives the identities the LMS matches students by.
 """
 from __future__ import annotations
 
+import csv
+from dataclasses import dataclass
 from pathlib import Path
 
 from nbgrader.api import Gradebook
@@ -77,3 +84,149 @@ class PartsExportPlugin(ExportPlugin):
         rows = export_rows(gradebook, course, [known[n] for n in names], [str(s) for s in self.student] or None)
         write_csv(rows, dest)
         self.log.info("Exported %d student(s) x %d assignment(s) to %s", len(rows) - 1, len(names), dest)
+
+
+# --- LMS gradebook imports: Canvas and Moodle ----------------------------------------------------------------------
+#
+# One column per assignment, holding its total points; a student without a grade for it (not submitted, ungraded, not
+# graded yet) gets an empty cell, never a 0: Canvas leaves an empty cell alone, Moodle reads it as "no grade".
+
+FORMATS = ("parts", "canvas", "moodle")
+ROSTER_COLUMNS = ("student_id", "first_name", "last_name", "email", "canvas_id", "sis_user_id", "sis_login_id",
+                  "section")
+CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+CANVAS_POINTS = "    Points Possible"  # the first cell of the second row, as Canvas's own gradebook export writes it
+MOODLE_IDENTITY = ("First name", "Last name", "ID number", "Username", "Email address")
+
+
+class RosterError(ValueError):
+    """The roster cannot be read or does not fit the gradebook; the message is one line with the fix."""
+
+
+@dataclass
+class Identity:
+    """Who a student is to the LMS: the nbgrader id plus what the roster or the gradebook knows."""
+    student: str
+    first_name: str = ""
+    last_name: str = ""
+    email: str = ""
+    canvas_id: str = ""
+    sis_user_id: str = ""
+    sis_login_id: str = ""
+    section: str = ""
+
+    @property
+    def sortable_name(self) -> str:
+        """``Last, First`` as Canvas writes it; the nbgrader id when neither is known."""
+        return ", ".join(n for n in (self.last_name, self.first_name) if n) or self.student
+
+
+def read_roster(path: Path) -> dict[str, dict[str, str]]:
+    """{student_id: {column: value}} from a roster CSV (header ``student_id`` plus any of ``ROSTER_COLUMNS``).
+
+    A missing file, a missing ``student_id`` column, an unknown column, an empty or repeated ``student_id``
+    is a ``RosterError``."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:  # -sig: a spreadsheet's UTF-8 byte order mark
+            reader = csv.reader(f)
+            header = [h.strip() for h in next(reader, [])]
+            rows = list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise RosterError(f"cannot read the roster {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    valid = ", ".join(ROSTER_COLUMNS)
+    if "student_id" not in header:
+        raise RosterError(f"the roster {path} has no student_id column (its header: {', '.join(header) or 'empty'}); "
+                          f"its columns are: {valid}")
+    unknown = [h for h in header if h not in ROSTER_COLUMNS]
+    if unknown:
+        raise RosterError(f"the roster {path} has unknown column(s) {', '.join(unknown)}; its columns are: {valid}")
+    out: dict[str, dict[str, str]] = {}
+    for line, cells in enumerate(rows, start=2):
+        if not any(c.strip() for c in cells):
+            continue
+        row = {h: c.strip() for h, c in zip(header, cells, strict=False)}
+        student = row.get("student_id", "")
+        if not student:
+            raise RosterError(f"the roster {path}, line {line}: empty student_id")
+        if student in out:
+            raise RosterError(f"the roster {path}, line {line}: student_id {student!r} appears twice")
+        out[student] = row
+    return out
+
+
+def check_roster(roster: dict[str, dict[str, str]], students: list[str], path: Path | str) -> list[str]:
+    """The roster's students that are not among ``students`` (the export's): a note, not an error. A student of the
+    export missing from the roster is a ``RosterError``: the LMS could not place that grade."""
+    missing = [s for s in students if s not in roster]
+    if missing:
+        raise RosterError(f"the roster {path} has no row for {len(missing)} student(s) of the gradebook: "
+                          f"{', '.join(missing)}; add a row for each (student_id, and how the LMS knows them), or "
+                          "export only the others with -s")
+    chosen = set(students)
+    return [s for s in roster if s not in chosen]
+
+
+def identities(gb: Gradebook, students: list[str], roster: dict[str, dict[str, str]] | None = None
+               ) -> dict[str, Identity]:
+    """Each student's identity: the roster's value where it has one (it is the LMS's own record), else the
+    gradebook's (names, email, nbgrader's ``lms_user_id`` as the Canvas ID)."""
+    people = {s.id: s for s in gb.students}
+    out = {}
+    for student in students:
+        person = people.get(student)
+        known = {"first_name": getattr(person, "first_name", None) or "",
+                 "last_name": getattr(person, "last_name", None) or "",
+                 "email": getattr(person, "email", None) or "",
+                 "canvas_id": getattr(person, "lms_user_id", None) or ""}
+        given = (roster or {}).get(student, {})
+        fields = {name: given.get(name) or known.get(name, "") for name in ROSTER_COLUMNS if name != "student_id"}
+        out[student] = Identity(student, **fields)
+    return out
+
+
+def assignment_totals(gb: Gradebook, course: Course, assignments: list[Assignment]
+                      ) -> dict[str, dict[str, float | None]]:
+    """{assignment: {student: total points, None when not graded}} for everyone in the gradebook or submitted."""
+    out: dict[str, dict[str, float | None]] = {}
+    for a in assignments:
+        out[a.name] = {r.student: r.total for r in class_marks(gb, course, a)}
+    return out
+
+
+def lms_students(gb: Gradebook, totals: dict[str, dict[str, float | None]]) -> list[str]:
+    """Every student of the gradebook or with a submission, sorted (as the parts export lists them)."""
+    return sorted({s.id for s in gb.students} | {s for rows in totals.values() for s in rows})
+
+
+def canvas_rows(assignments: list[Assignment], totals: dict[str, dict[str, float | None]],
+                people: dict[str, Identity]) -> tuple[list[str], list[dict[str, str]]]:
+    """(header, rows) of Canvas's gradebook import: the identity columns, one column per assignment, the
+    ``Points Possible`` row first. Without a roster, ``SIS Login ID`` is the nbgrader id."""
+    header = [*CANVAS_IDENTITY, *(a.name for a in assignments)]
+    rows = [{"Student": CANVAS_POINTS, **{a.name: _fmt(sum(max_points(a).values())) for a in assignments}}]
+    for student, who in people.items():
+        row = {"Student": who.sortable_name, "ID": who.canvas_id, "SIS User ID": who.sis_user_id,
+               "SIS Login ID": who.sis_login_id or student, "Section": who.section}
+        row.update({a.name: _fmt(totals[a.name].get(student)) for a in assignments})
+        rows.append(row)
+    return header, rows
+
+
+def moodle_rows(assignments: list[Assignment], totals: dict[str, dict[str, float | None]],
+                people: dict[str, Identity]) -> tuple[list[str], list[dict[str, str]]]:
+    """(header, rows) of Moodle's "Import grades from CSV": identity columns (map one of ``ID number``, ``Username``,
+    ``Email address``), one column per assignment. No max-points row: Moodle would read it as a student. ``Username``
+    is the roster's ``sis_login_id``, else the nbgrader id, so it is never empty."""
+    header = [*MOODLE_IDENTITY, *(a.name for a in assignments)]
+    rows = []
+    for student, who in people.items():
+        row = {"First name": who.first_name, "Last name": who.last_name, "ID number": who.sis_user_id,
+               "Username": who.sis_login_id or student, "Email address": who.email}
+        row.update({a.name: _fmt(totals[a.name].get(student)) for a in assignments})
+        rows.append(row)
+    return header, rows
+
+
+def write_lms_csv(dest: Path, header: list[str], rows: list[dict[str, str]]) -> None:
+    """The table as CSV, every cell through ``csvsafe`` (a name like ``=HYPERLINK(...)`` is text)."""
+    write_rows(dest, header, rows)

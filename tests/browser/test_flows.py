@@ -23,7 +23,7 @@ from graders.course.personas import load_roster, loop_answer
 
 from conftest import generated_course
 
-pytestmark = pytest.mark.e2e  # a JupyterLab server and a browser per test
+pytestmark = [pytest.mark.e2e, pytest.mark.browser]  # a JupyterLab server and a browser per test
 
 CLASS = ("ada", "bob")
 NOTEBOOK = "broadcasting.ipynb"

@@ -18,7 +18,7 @@ from graders.course.personas import load_roster
 
 from conftest import generated_course
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 GRADED, TWO, BROKEN, LEFT_BEHIND = "ada", "two", "zed", "old"
 
 

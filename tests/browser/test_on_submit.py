@@ -20,7 +20,7 @@ from graders.course.personas import loop_answer
 
 from conftest import generated_course
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.browser, pytest.mark.root]  # students are Unix users (useradd)
 A = "broadcasting"
 
 
