@@ -77,7 +77,7 @@ def dask_cluster() -> tuple[str, list[subprocess.Popen]]:
     address = f"tcp://127.0.0.1:{port}"
     commands = [[dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"]]
     commands += [[dask, "worker", address, "--nthreads", "1", "--no-dashboard",
-                  "--preload", "graders.course.dask_worker"]] * 2
+                  "--preload", "graders.engine.dask_worker"]] * 2
     procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for c in commands]
     with Client(address, timeout="60s") as client:
         client.wait_for_workers(2, timeout=120)

@@ -1,17 +1,21 @@
 """vecgrade: teach vectorized PyTorch with nbgrader, and grade it where the student cannot reach.
 
-The subpackages follow the grading pipeline:
+The subpackages follow the grading pipeline, each importing only those above it in this list:
 
-- ``model``    -- what an instructor writes: ``exercise`` (the definitions' data model), ``inputs``
-                  (random tensors for hidden cases), ``notebook`` (which cell is which).
-- ``course``   -- the instructor's operations on a course folder: ``directory`` (the folder and
-                  nbgrader's API on it), ``build``, ``validate``, ``grade`` (a whole class), ``demo``.
-- ``pipeline`` -- nbgrader plug-ins, one step per module: ``execute`` and ``kernel`` (the confined
-                  student kernel), ``restore`` (deleted grade cells), ``verdicts`` (TrustedVerdicts).
-- ``checks``   -- the trusted decisions: ``static`` (AST), ``compare`` (outputs), ``parts``
-                  (correct, vectorized, fast), ``submission`` (one notebook, every exercise).
-- ``sandbox``  -- the untrusted side: ``worker`` (runs student code), ``wire`` (plain-data
-                  messages), ``session`` (the grader's handle on a worker), ``jail`` and ``policy``.
+- ``model``    -- what an instructor writes and what grading produces: ``exercise`` (the definitions' data
+                  model), ``inputs`` (random tensors for hidden cases), ``notebook`` (which cell is which),
+                  ``verdict`` (the result contract), ``store`` (verdicts by program key).
+- ``sandbox``  -- the untrusted side: ``worker`` (runs student code), ``wire`` (plain-data messages),
+                  ``session`` (the grader's handle on a worker), ``jail``, ``policy``, ``cgroup``,
+                  ``preflight`` (a jail runs torch under the limits), ``shell`` (the feedback kernel).
+- ``checks``   -- the trusted decisions: ``static`` (AST), ``compare`` (outputs), ``parts`` (correct,
+                  vectorized, fast), ``submission`` (one notebook, every exercise: ``GradingRun``).
+- ``pipeline`` -- nbgrader plug-ins, one step per module: ``intake``, ``execute`` (the confined kernel),
+                  ``restore`` (deleted grade cells), ``verdicts`` (TrustedVerdicts), ``precomputed`` (recording).
+- ``engine``   -- a class's grading: ``coordinator`` (``Engine``), ``job``, ``executors``, ``record``, ``course``.
+- ``course``   -- the instructor's operations on a course folder: ``build``, ``validate``, ``grade`` (a whole
+                  class), ``status``, ``report``, ``export``, ``demo``.
+- ``serve``    -- verdicts on submit: the service, its ledger, admission and pages.
 - ``student``  -- what a student's notebook imports: ``selfcheck``.
 - ``cli``      -- the ``vecgrade`` command.
 """

@@ -82,7 +82,7 @@ COURSE_FIX = "cd into the course folder or pass --course/-c DIR"
 
 
 def _course(root: Path):
-    from graders.course.directory import Course
+    from graders.engine.course import Course
     try:
         course = Course(root)
     except FileNotFoundError as exc:
@@ -227,7 +227,7 @@ def grade(assignment: str, course: Path = COURSE,
         fail(problem)
     if scheduler:
         _reach(scheduler)
-    from graders.course.coordinator import JailUnusable
+    from graders.engine.coordinator import JailUnusable
     start = time.perf_counter()
     with gradebook_lock(c, waiting=lambda who: say(f"waiting for the gradebook, held by {escape(who)}")):
         try:
@@ -501,7 +501,7 @@ def serve(assignments: Optional[list[str]] = typer.Argument(None, help="Assignme
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False
-    from graders.course.coordinator import JailUnusable
+    from graders.engine.coordinator import JailUnusable
     try:
         with serving(c):
             service.run()

@@ -116,7 +116,7 @@ def dask_scheduler():
                                    "--no-dashboard"], **quiet)]
     try:
         processes += [subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--no-dashboard",
-                                        "--name", f"w{i}", "--preload", "graders.course.dask_worker"], **quiet) for i in range(2)]
+                                        "--name", f"w{i}", "--preload", "graders.engine.dask_worker"], **quiet) for i in range(2)]
         with Client(address, timeout="60s") as client:
             client.wait_for_workers(2, timeout=120)
         yield address

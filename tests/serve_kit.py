@@ -19,8 +19,8 @@ from typing import Callable, Iterator
 
 import pytest
 
-from graders.course.directory import Course
 from graders.course.personas import Persona
+from graders.engine.course import Course
 from graders.model.exercise import Assignment
 from graders.model.notebook import answer_id
 from graders.serve.ledger import Entry, Ledger, ledger_url

@@ -8,8 +8,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from graders.course.coordinator import ClassGrader
 from graders.course.groups import answer_groups, groups_html, groups_text
+from graders.engine.coordinator import Engine
 from graders.model.notebook import answer_id, grade_id_of
 
 from conftest import generated_course
@@ -41,7 +41,7 @@ def graded(tmp_path_factory, broadcasting):
         dest = course.root / "submitted" / student / "broadcasting"
         dest.mkdir(parents=True)
         nbformat.write(nb, dest / "broadcasting.ipynb")
-    with ClassGrader(course, "broadcasting", jobs=2) as grader:
+    with Engine(course, "broadcasting", jobs=2) as grader:
         results = grader.grade(list(CLASS))
         gradings = dict(grader.gradings)
     return course, results, gradings

@@ -21,9 +21,9 @@ import torch
 
 from graders import KIT_ROOT
 from graders.course.demo import deserved_marks, roster_problems
-from graders.course.directory import Course
 from graders.course.marks import exercise_marks
 from graders.course.personas import load_roster
+from graders.engine.course import Course
 from graders.model.exercise import PARTS, load_assignment, load_course
 
 from conftest import ROOT

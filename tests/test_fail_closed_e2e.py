@@ -3,9 +3,9 @@ import nbformat
 import pytest
 
 from graders import KIT_ROOT
-from graders.course.coordinator import JailUnusable
 from graders.course.grade import grade_class
 from graders.course.personas import load_roster
+from graders.engine.coordinator import JailUnusable
 from graders.sandbox import policy
 
 from conftest import generated_course

@@ -83,10 +83,10 @@ def test_dask_into_postgresql_gives_the_same_marks(readme_course, tmp_path, dask
 
 def test_a_pool_measures_each_reference_once_and_every_job_carries_it(readme_course):
     from graders.checks.submission import MACHINE
-    from graders.course.coordinator import ClassGrader
+    from graders.engine.coordinator import Engine
     course = readme_course[0]
     names = [ex.name for ex in course.assignments["broadcasting"].exercises]
-    with ClassGrader(course, "broadcasting", jobs=2) as grader:
+    with Engine(course, "broadcasting", jobs=2) as grader:
         definitions = grader.definitions()
         grader.measured = grader.measure_references(definitions)
         [planned] = grader._prepare("ada", definitions)
@@ -94,15 +94,15 @@ def test_a_pool_measures_each_reference_once_and_every_job_carries_it(readme_cou
     here = grader.measured[MACHINE]
     assert len(here["calibrations"]) == len(names) == len(here["reference_times"])
     assert planned.job.measured == grader.measured
-    with ClassGrader(course, "broadcasting", jobs=1) as grader:  # one process measures as it grades
+    with Engine(course, "broadcasting", jobs=1) as grader:  # one process measures as it grades
         assert grader.measure_references(grader.definitions()) == {}
 
 
 def test_a_dask_cluster_measures_each_reference_once_by_machine(readme_course, dask_scheduler):
     from graders.checks.submission import MACHINE
-    from graders.course.coordinator import ClassGrader
+    from graders.engine.coordinator import Engine
     course = readme_course[0]
-    with ClassGrader(course, "broadcasting", scheduler=dask_scheduler) as grader:
+    with Engine(course, "broadcasting", scheduler=dask_scheduler) as grader:
         measured = grader.measure_references(grader.definitions())
     assert list(measured) == [MACHINE]  # the fixture's workers run on this machine
     assert len(measured[MACHINE]["calibrations"]) == len(course.assignments["broadcasting"].exercises)
@@ -148,8 +148,8 @@ def test_a_grading_process_that_dies_costs_a_retry_then_a_reported_submission(tm
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from graders.course.executors import Pool, run_all
-    from graders.pipeline.precomputed import GradingJob
+    from graders.engine.executors import Pool, run_all
+    from graders.engine.job import GradingJob
     if dies == "always":
         (tmp_path / "died").write_text("always")
     job = GradingJob("ada", "broadcasting", "broadcasting", nbformat.writes(new_notebook(cells=[new_code_cell("x")])),
@@ -170,8 +170,8 @@ def test_a_dask_worker_that_dies_costs_a_rerun_then_a_reported_submission(tmp_pa
     from distributed import Client
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from graders.course.executors import Dask, run_all
-    from graders.pipeline.precomputed import GradingJob
+    from graders.engine.executors import Dask, run_all
+    from graders.engine.job import GradingJob
     if dies == "always":
         (tmp_path / "died").write_text("always")
     job = GradingJob("ada", "broadcasting", "broadcasting", nbformat.writes(new_notebook(cells=[new_code_cell("x")])),
@@ -203,7 +203,7 @@ def _pid_job(tmp_path):
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from graders.pipeline.precomputed import GradingJob
+    from graders.engine.job import GradingJob
     return GradingJob("(warm-up)", "broadcasting", "broadcasting",
                       nbformat.writes(new_notebook(cells=[new_code_cell("x")])), {}, [RecordPid], path=str(tmp_path))
 
@@ -216,7 +216,7 @@ def test_warming_the_services_processes_warms_each_one_and_keeps_them(tmp_path, 
     """`vecgrade serve` warms its grading processes before the first student: each one, and for good (a warm-up
     that closed the pool left the first submission to a fresh, cold process: 17 s instead of 2)."""
     monkeypatch.setattr(sys.modules["__main__"], "__spec__", None, raising=False)
-    from graders.serve.engine import Workers
+    from graders.serve.workers import Workers
     workers = Workers(jobs=2)
     try:
         workers.warm(_pid_job(tmp_path))
@@ -232,7 +232,7 @@ def test_warming_the_services_processes_warms_each_one_and_keeps_them(tmp_path, 
 
 @pytest.mark.e2e
 def test_warming_a_dask_cluster_runs_the_job_on_every_worker_and_keeps_the_client(tmp_path, dask_scheduler):
-    from graders.course.executors import Dask
+    from graders.engine.executors import Dask
     cluster = Dask(dask_scheduler)
     try:
         cluster.warm(_pid_job(tmp_path))
@@ -249,13 +249,13 @@ def _worker_state():
 
     from graders.sandbox.session import ForkServer
     shared = ForkServer._shared
-    return {"graders": "graders.pipeline.precomputed" in sys.modules,
+    return {"graders": "graders.engine.job" in sys.modules,
             "server": shared is not None and shared[1].control is not None}
 
 
 @pytest.mark.e2e
 def test_a_preloaded_dask_worker_is_ready_before_its_first_task(dask_scheduler):
-    """`--preload graders.course.dask_worker`: the grading machinery imported and the fork server started when the
+    """`--preload graders.engine.dask_worker`: the grading machinery imported and the fork server started when the
     worker starts, not on its first task (about 4 s of the cluster's first results)."""
     from distributed import Client
     with Client(dask_scheduler, timeout="60s") as client:

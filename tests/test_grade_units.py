@@ -3,8 +3,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from graders.course.directory import Course
-from graders.course.grade import UNGRADED, StudentResult, record_ungraded, ungraded
+from graders.course.grade import UNGRADED, SubmissionResult, record_ungraded, ungraded
+from graders.engine.course import Course
 from graders.model.csvsafe import read_rows, write_rows
 from graders.pipeline.precomputed import PrecomputedMissing, PutBackPrecomputed, notebook_key, result_path
 
@@ -69,6 +69,6 @@ def test_an_ungraded_row_counts_only_while_its_submission_is_there(course):
                 {"student": "cy", "assignment": "einops", "reason": "EmptyNotebookError: no cells"}])
     assert ungraded(course, "broadcasting") == {"ada": "NoNotebookError: no notebook"}  # zed's folder is gone
     assert ungraded(course, "einops") == {"cy": "EmptyNotebookError: no cells"}
-    record_ungraded(course, "broadcasting", [StudentResult("bob", False, 0.0, "NotANotebookError: not JSON")])
+    record_ungraded(course, "broadcasting", [SubmissionResult("bob", False, 0.0, "NotANotebookError: not JSON")])
     kept = {(r["student"], r["assignment"]) for r in read_rows(course.root / UNGRADED)}
     assert kept == {("ada", "broadcasting"), ("bob", "broadcasting"), ("cy", "einops")}  # zed's row is dropped

@@ -10,7 +10,7 @@ every mark, serially and on two processes, and the poisoner's disruption costs o
 import nbformat
 import pytest
 
-from graders.course.coordinator import ClassGrader
+from graders.engine.coordinator import Engine
 from graders.model.notebook import answer_id, grade_id_of
 from graders.model.verdict import Reason, Status, cell_verdict
 
@@ -70,7 +70,7 @@ def course(tmp_path_factory, broadcasting):
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_poisoner_graded_first_takes_no_mark_from_a_classmate(course, broadcasting, jobs):
-    with ClassGrader(course, "broadcasting", jobs=jobs) as grader:
+    with Engine(course, "broadcasting", jobs=jobs) as grader:
         results = {r.student: r for r in grader.grade(["aaa-poisoner", "zed-victim"])}
     assert results["zed-victim"].success, results["zed-victim"].reason
     victim = _verdicts(course, "zed-victim")

@@ -25,9 +25,9 @@ from graders.course.personas import FULL, Persona, load_roster, loop_answer
 from graders.model.exercise import PARTS, load_assignment
 from graders.model.notebook import submission_cells
 from graders.model.verdict import Reason, failed, passed
-from graders.serve.engine import kept_key
 from graders.serve.ledger import GRADED, REFUSED, SUPERSEDED, Ledger, ledger_url
 from graders.serve.watcher import read_secret
+from graders.serve.workers import kept_key
 
 from conftest import generated_course
 

@@ -7,8 +7,8 @@ from graders import KIT_ROOT
 from graders.checks import reference as reference_module
 from graders.checks.fast import FIRST, warm_up_requests
 from graders.checks.submission import GradingRun, combine
+from graders.engine.job import GradingJob, definitions_files, reference_measurements
 from graders.model.exercise import load_assignment
-from graders.pipeline.precomputed import GradingJob, definitions_files, reference_measurements
 
 SEED = 11
 

@@ -8,10 +8,10 @@ from test_checks import LOOP, REF, RUN
 
 from graders.checks.own_modules import MAX_MODULE_BYTES, read_modules, write_modules
 from graders.checks.submission import grade_submission
-from graders.course import coordinator
-from graders.course.executors import Serial
 from graders.course.grade import grade_class
-from graders.course.record import autograde
+from graders.engine import coordinator
+from graders.engine.executors import Serial
+from graders.engine.record import autograde
 from graders.model.exercise import PARTS
 from graders.model.notebook import grade_id_of, submission_cells
 from graders.sandbox.session import WorkerSession

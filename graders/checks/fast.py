@@ -90,7 +90,7 @@ FIRST = repetition(0)  # the first timed request: its reference time is measured
 def measure_reference(run, reference, ex) -> None:
     """Measure now, in this process, what every timed answer of ``ex`` is compared with: the calibration and the
     reference's shared time on the first timed request (``run`` keeps both). A pool's processes share them
-    (graders.course.coordinator) rather than each measuring every exercise before its first notebook."""
+    (graders.engine.coordinator) rather than each measuring every exercise before its first notebook."""
     k = reference.calibration(ex).k
     reference.shared_time(ex, FIRST, run.bench_inputs(ex, FIRST, k), warm_up_requests(run, ex, k))
 

@@ -18,12 +18,12 @@ from rich.table import Table
 
 from graders import KIT_ROOT
 from graders.course.build import write_source
-from graders.course.directory import Course
 from graders.course.export import export_rows, write_csv
 from graders.course.feedback import write_feedback
 from graders.course.grade import grade_class
 from graders.course.marks import add_marks_row, exercise_marks, marks_table
 from graders.course.personas import Persona, demo_module, load_roster
+from graders.engine.course import Course
 from graders.model.exercise import PARTS, Assignment, Exercise, load_course
 
 MARKER = ".vecgrade-demo"

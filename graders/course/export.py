@@ -22,8 +22,8 @@ from nbgrader.api import Gradebook
 from nbgrader.plugins.export import ExportPlugin
 from traitlets import Unicode
 
-from graders.course.directory import Course
 from graders.course.results import class_marks, max_points, version_changes
+from graders.engine.course import Course
 from graders.model.csvsafe import write_rows
 from graders.model.exercise import Assignment
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from graders.course.directory import Course
-from graders.course.record import nbgrader_reason
+from graders.engine.course import Course
+from graders.engine.record import nbgrader_reason
 
 
 @dataclass

@@ -20,8 +20,8 @@ from functools import wraps
 
 from nbgrader.apps.api import NbGraderAPI
 
-from graders.course.directory import Course
 from graders.course.grade import ungraded
+from graders.engine.course import Course
 from graders.pipeline.arrivals import observed
 
 _original = {name: getattr(NbGraderAPI, name) for name in ("get_submission", "get_submissions",

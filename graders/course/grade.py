@@ -1,8 +1,8 @@
 """Autograde a whole class through nbgrader's API, with a progress bar, on N local processes or a Dask cluster.
 
 The expensive steps of each submission (its kernel, the verdicts) run as a
-pure function (``graders.pipeline.precomputed.execute_and_judge``) in the
-executor of a ``ClassGrader`` (graders.course.coordinator): this process, N
+pure function (``graders.engine.job.execute_and_judge``) in the
+executor of a ``Engine`` (graders.engine.coordinator): this process, N
 worker processes, or one Dask task per notebook. Only this process writes the
 gradebook: it records every result through nbgrader's own autograde, with
 those steps replaced by one that puts the precomputed notebook back, so SQLite
@@ -20,12 +20,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from sqlalchemy.exc import SAWarning
 
-from graders.course.coordinator import ClassGrader
-from graders.course.directory import Course
-from graders.course.record import StudentResult, autograde
+from graders.engine.coordinator import Engine
+from graders.engine.course import Course
+from graders.engine.record import SubmissionResult, autograde
 from graders.model.csvsafe import read_rows, write_rows
 
-__all__ = ["StudentResult", "grade_class", "record_ungraded", "settle_ungraded", "ungraded", "UNGRADED"]
+__all__ = ["SubmissionResult", "grade_class", "record_ungraded", "settle_ungraded", "ungraded", "UNGRADED"]
 
 
 def _progress(console: Console | None) -> Progress:
@@ -36,7 +36,7 @@ def _progress(console: Console | None) -> Progress:
 
 def grade_class(course: Course, assignment: str, students: list[str], plain: bool = False,
                 console: Console | None = None, confined: bool = True, jobs: int = 1,
-                scheduler: str | None = None, seed: int | None = None) -> list[StudentResult]:
+                scheduler: str | None = None, seed: int | None = None) -> list[SubmissionResult]:
     """Grade ``students``' submissions of ``assignment``: serially (``jobs=1``), on ``jobs`` local
     processes, or on the Dask cluster at ``scheduler``; ``plain`` is nbgrader alone (benchmarks)."""
     warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader 0.9.6's own session bookkeeping
@@ -51,7 +51,7 @@ def grade_class(course: Course, assignment: str, students: list[str], plain: boo
                 progress.advance(task)
     else:
         # the grader (and its processes) before the progress bar, whose thread a forked process must not inherit
-        with ClassGrader(course, assignment, jobs=jobs, scheduler=scheduler, seed=seed,
+        with Engine(course, assignment, jobs=jobs, scheduler=scheduler, seed=seed,
                          confined=confined) as grader, _progress(console) as progress:
             task = progress.add_task("grade", total=len(students), assignment=assignment, student="")
             results = grader.grade(students, on_start=lambda s: progress.update(task, student=s),
@@ -60,7 +60,7 @@ def grade_class(course: Course, assignment: str, students: list[str], plain: boo
     return results
 
 
-def settle_ungraded(course: Course, assignment: str, results: list[StudentResult]) -> None:
+def settle_ungraded(course: Course, assignment: str, results: list[SubmissionResult]) -> None:
     """What a grading leaves of the submissions it could not grade: a row of ``ungraded.csv`` with the reason (the
     batch and the service alike). A submission refused or not graded before recording changed nothing, so its
     earlier marks and files stay; one whose recording by nbgrader failed leaves no gradebook rows and nothing in
@@ -99,7 +99,7 @@ def _drop_ungraded_rows(course: Course, assignment: str, students: list[str]) ->
 UNGRADED = "ungraded.csv"
 
 
-def record_ungraded(course: Course, assignment: str, results: list[StudentResult]) -> None:
+def record_ungraded(course: Course, assignment: str, results: list[SubmissionResult]) -> None:
     """Keep ``ungraded.csv`` (student, assignment, reason) current: the "could not grade" record.
 
     nbgrader writes no grade rows for a submission it could not grade, so the

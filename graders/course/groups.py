@@ -20,7 +20,7 @@ from pygments.lexers import PythonLexer
 
 from graders.checks.identity import near_key, program_key
 from graders.checks.static import Submission
-from graders.course.directory import Course
+from graders.engine.course import Course
 from graders.model.exercise import PARTS, Assignment
 from graders.model.notebook import grade_id_of, submission_cells
 from graders.model.verdict import cell_verdict

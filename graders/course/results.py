@@ -14,8 +14,8 @@ from nbgrader.api import Gradebook, MissingEntry
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
-from graders.course.directory import Course, _put_scripts_on_path, gradebook_marks
 from graders.course.grade import ungraded
+from graders.engine.course import Course, _put_scripts_on_path, gradebook_marks
 from graders.model.csvsafe import write_rows
 from graders.model.exercise import PARTS, Assignment
 

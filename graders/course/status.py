@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from rich.markup import escape
 from rich.table import Table
 
-from graders.course.directory import Course
 from graders.course.grade import ungraded
 from graders.course.results import NothingGraded, feedback_paths, gradebook_submissions
+from graders.engine.course import Course
 from graders.pipeline.arrivals import arrivals
 
 COLUMNS = ("assignment", "released", "submitted", "graded", "ungraded", "not graded yet", "no feedback yet",

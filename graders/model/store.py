@@ -5,7 +5,7 @@ grading settings) names everything a verdict depends on. ``put`` takes a program
 was decided (passed or failed) from a clean observation (graders.model.verdict.settled): a run that was disrupted,
 or could not grade, is never shared with another student and never kept.
 
-``VerdictStore`` lives in memory for one grading run (``GradingRun``), one class's grading (``ClassGrader``) or
+``VerdictStore`` lives in memory for one grading run (``GradingRun``), one class's grading (``Engine``) or
 the service's life; ``fresh`` drains what was put since the last call, which the service's ledger keeps across
 restarts (graders.serve.ledger).
 """

@@ -18,8 +18,8 @@ from typing import Callable
 
 from nbgrader.utils import parse_utc
 
-from graders.course.directory import Course
 from graders.course.lock import gradebook_lock
+from graders.engine.course import Course
 from graders.serve import pages
 from graders.serve.ledger import QUEUED, REFUSED, Entry, Ledger
 from graders.serve.logline import log, outcome_line

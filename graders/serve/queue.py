@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from rich.table import Table
 
-from graders.course.directory import Course
+from graders.engine.course import Course
 from graders.serve.ledger import GRADED, GRADING, QUEUED, REFUSED, SUPERSEDED, Entry, Ledger, ledger_exists, ledger_url
 from graders.serve.pages import when
 

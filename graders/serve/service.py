@@ -3,7 +3,7 @@
 One loop, one writer. Each pass: admit new inbound entries (``Admission``:
 checked, staged, queued or refused), decide per student and assignment what is
 due (``limiter``), then per assignment collect the due submissions, grade them
-on the assignment's warm ``ClassGrader`` and release each one's feedback, all
+on the assignment's warm ``Engine`` and release each one's feedback, all
 while holding the gradebook lock. Every state is in the ledger before its step
 begins, so SIGKILL at any point and a restart converge: an entry left
 ``grading`` is done again (collect, autograde and feedback are idempotent and
@@ -25,16 +25,18 @@ from typing import Callable, Iterator
 
 from nbgrader.coursedir import CourseDirectory
 
-from graders.course.directory import Course
+from graders.course.grade import settle_ungraded
 from graders.course.lock import gradebook_lock
+from graders.engine.coordinator import Engine
+from graders.engine.course import Course
 from graders.serve import pages
 from graders.serve.admission import Admission
-from graders.serve.engine import ClassGrader, Workers
 from graders.serve.ledger import GRADED, GRADING, QUEUED, REFUSED, SUPERSEDED, Entry, Ledger, ledger_url
 from graders.serve.limiter import decide
 from graders.serve.logline import log, outcome_line
 from graders.serve.settings import Serve
 from graders.serve.steps import StepFailed, collect, exchange_course, feedback, score
+from graders.serve.workers import Workers
 
 SERVICE_LOCK = ".vecgrade-serve.lock"
 
@@ -72,7 +74,7 @@ class Service:
         self.exchange = exchange_course(self.config)
         self.ledger = Ledger(ledger_url(course))
         self.workers = Workers(jobs, scheduler)
-        self.graders: dict[str, ClassGrader] = {}
+        self.graders: dict[str, Engine] = {}
         self.staging = Path(tempfile.mkdtemp(prefix="vecgrade-serve-"))  # 0700: only this service reads it
         max_bytes = CourseDirectory(config=self.config).max_dir_size * 1000
         self.admission = Admission(course, self.ledger, self.exchange, self.staging, self.served,
@@ -95,11 +97,11 @@ class Service:
                     log.info("%s: grader warm in %.1f s (seed %d)", assignment, time.perf_counter() - start,
                              self.grader(assignment).seed)
 
-    def grader(self, assignment: str) -> ClassGrader:
+    def grader(self, assignment: str) -> Engine:
         if assignment not in self.graders:
             fixed = self.config.TrustedVerdicts.get("seed")
             seed = self.ledger.seed(assignment, fixed if isinstance(fixed, int) else None)
-            self.graders[assignment] = ClassGrader(self.course, assignment, seed=seed, workers=self.workers,
+            self.graders[assignment] = Engine(self.course, assignment, seed=seed, runner=self.workers.runner,
                                                    known=self.ledger.verdicts(assignment))
         return self.graders[assignment]
 
@@ -194,6 +196,7 @@ class Service:
             with self.course.api() as api:
                 collected = [e for e in batch if self._collect(api, e)]
                 results = grader.grade([e.student for e in collected]) if collected else []
+                settle_ungraded(self.course, assignment, results)
                 self._keep_verdicts(grader, assignment, {e.student: e.entry for e in collected})
                 for e, result in zip(collected, results, strict=True):
                     if result.success:
@@ -210,7 +213,7 @@ class Service:
             self._refuse(e, str(exc))
             return False
 
-    def _keep_verdicts(self, grader: ClassGrader, assignment: str, entry_of: dict[str, str]) -> None:
+    def _keep_verdicts(self, grader: Engine, assignment: str, entry_of: dict[str, str]) -> None:
         """The ledger keeps every settled verdict this batch earned (graders.model.store), for after a restart."""
         fresh = grader.verdicts.fresh()
         if fresh and entry_of:

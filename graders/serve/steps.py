@@ -18,7 +18,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default.exchange import Exchange
 from nbgrader.utils import capture_log, temp_attrs
 
-from graders.course.directory import Course
+from graders.engine.course import Course
 from graders.serve.pages import add_banner
 from graders.serve.watcher import SECRET, read_secret
 

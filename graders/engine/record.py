@@ -10,7 +10,7 @@ from graders.model.verdict import Reason
 
 
 @dataclass
-class StudentResult:
+class SubmissionResult:
     """One student's grading. ``code``: why it was not graded (graders.model.verdict.Reason; None when graded);
     ``recorded``: nbgrader's recording ran (what a failed recording left behind is cleared, see
     graders.course.grade.settle_ungraded); a submission refused or not graded before recording leaves the earlier
@@ -44,7 +44,7 @@ def skipped(result: dict) -> str:
     return "; ".join(f"Skipping unknown notebook {Path(f.strip()).name}" for f in found)
 
 
-def autograde(api, assignment: str, student: str) -> StudentResult:
+def autograde(api, assignment: str, student: str) -> SubmissionResult:
     """``nbgrader autograde ASSIGNMENT --student STUDENT --force`` through nbgrader's API."""
     start = time.perf_counter()
     try:
@@ -54,5 +54,5 @@ def autograde(api, assignment: str, student: str) -> StudentResult:
     ok, unknown = bool(result.get("success")), skipped(result)
     why = "; ".join(r for r in (unknown, "" if ok else nbgrader_reason(result)) if r)
     success = ok and not unknown
-    return StudentResult(student, success, time.perf_counter() - start, why,
+    return SubmissionResult(student, success, time.perf_counter() - start, why,
                          None if success else Reason.INTERNAL, recorded=True)

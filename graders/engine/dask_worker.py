@@ -1,4 +1,4 @@
-"""A Dask worker made ready to grade: ``dask worker ADDRESS --nthreads 1 --preload graders.course.dask_worker``.
+"""A Dask worker made ready to grade: ``dask worker ADDRESS --nthreads 1 --preload graders.engine.dask_worker``.
 
 Without it a worker pays, on its first task, what a local grading process pays
 before the run starts: importing the grading machinery (2.6 s: torch, nbgrader,
@@ -11,7 +11,8 @@ from __future__ import annotations
 import nbconvert.preprocessors  # noqa: F401 - the steps a task carries (nbgrader_config.py's autograde pipeline)
 import nbgrader.preprocessors  # noqa: F401
 
-from graders.pipeline import execute, outputs, precomputed, verdicts  # noqa: F401 - the grading machinery
+from graders.engine import job  # noqa: F401 - the grading machinery
+from graders.pipeline import execute, outputs, precomputed, verdicts  # noqa: F401
 from graders.sandbox.session import ForkServer
 
 

@@ -1,8 +1,10 @@
 """The coordinator of a class's grading: jobs prepared as they are dispatched, one verdict per program, one writer.
 
-``ClassGrader`` holds, for as long as it lives (one ``vecgrade grade`` run, or one assignment in
-``vecgrade serve``): the hidden cases' seed, an executor whose processes stay warm (graders.course.
-executors), and the run's verdicts by program (graders.checks.identity). For each submission it
+``Engine`` holds, for as long as it lives (one ``vecgrade grade`` run, or one assignment in
+``vecgrade serve``): the hidden cases' seed, an executor whose processes stay warm (graders.engine.
+executors), and one ``VerdictStore`` (graders.model.store) of the verdicts programs earned, by program key
+(graders.checks.identity). ``results(students)`` yields one ``SubmissionResult`` per student; a submission
+refused, or with any part not graded (graders.model.verdict), is not recorded at all. For each submission it
 
 1. prepares the student's notebooks only when they are about to be dispatched (nbgrader's sanitize steps,
    read-only on the gradebook), so one huge or slow submission never holds the others back;
@@ -27,7 +29,7 @@ import warnings
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import nbformat
 from nbgrader.preprocessors import SaveAutoGrades
@@ -37,25 +39,17 @@ from graders.checks.identity import program_key
 from graders.checks.own_modules import read_modules
 from graders.checks.static import Submission
 from graders.checks.submission import combine, restated
-from graders.course import engines
-from graders.course.directory import Course
-from graders.course.executors import executor
-from graders.course.record import StudentResult, autograde
+from graders.engine import gradebooks
+from graders.engine.course import Course
+from graders.engine.executors import executor
+from graders.engine.job import GradingJob, JobResult, definitions_files, jail_problem, reference_measurements
+from graders.engine.record import SubmissionResult, autograde
 from graders.model.exercise import Assignment
 from graders.model.notebook import submission_cells
 from graders.model.store import VerdictStore
 from graders.model.verdict import Reason, Status, Verdict
 from graders.pipeline.intake import Intake
-from graders.pipeline.precomputed import (
-    GradingJob,
-    JobResult,
-    PutBackPrecomputed,
-    definitions_files,
-    jail_problem,
-    notebook_key,
-    reference_measurements,
-    result_path,
-)
+from graders.pipeline.precomputed import PutBackPrecomputed, notebook_key, result_path
 from graders.pipeline.refusals import known_notebooks, submission_refusal
 from graders.pipeline.verdicts import salt_for, write_verdicts
 from graders.sandbox.scratch import Scratch
@@ -87,7 +81,7 @@ class Progress:
     ungraded: list[tuple[Reason, str]] = field(default_factory=list)  # parts not graded: nothing is then recorded
 
 
-class ClassGrader:
+class Engine:
     """One assignment's grading, called once (``vecgrade grade``) or again and again (``vecgrade serve``).
 
     ``runner``: an executor to use instead of one of its own (the service shares one between assignments);
@@ -95,7 +89,8 @@ class ClassGrader:
     """
 
     def __init__(self, course: Course, assignment: str, *, jobs: int = 1, scheduler: str | None = None,
-                 seed: int | None = None, confined: bool = True, runner=None):
+                 seed: int | None = None, confined: bool = True, runner=None,
+                 known: dict[str, dict[str, Verdict]] | None = None):
         warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader 0.9.6's own session bookkeeping
         self.course, self.assignment_name, self.confined = course, assignment, confined
         self.config = course.config(confined=confined)
@@ -109,7 +104,10 @@ class ClassGrader:
         self._own_executor = runner is None
         if self._own_executor and hasattr(self.executor, "start"):
             self.executor.start()  # a pool's processes start now, forked before any thread of this run exists
-        self.verdicts = VerdictStore()  # program key -> {part: Verdict}, for this grader's life: only what was earned
+        # program key -> {part: Verdict}, for this engine's life: only what was earned; ``known``: what the
+        # service's ledger kept (already kept, so not ``fresh``)
+        self.verdicts = VerdictStore(known)
+        self.verdicts.fresh()
         self._salt: str | None = None  # the salt of every program key (seed, definitions, settings)
         self.gradings: Counter[str] = Counter()  # program key -> how often a job computed its verdicts
         self._definitions: dict[str, str] | None = None
@@ -120,7 +118,7 @@ class ClassGrader:
         self._known: set[str] | None = None  # the assignment's notebooks in the gradebook, read once per call
         self._assignment: Assignment | None = None  # its definitions, loaded once per version of the files
         self.measured: dict | None = None  # the reference as the pool measured it (GradingJob.measured)
-        engines.share()  # the one writer records every student: one engine per gradebook, its statements compiled once
+        gradebooks.share()  # the one writer records every student: one engine per gradebook, compiled once
         self._sharing = True
 
     # -- what jobs carry ------------------------------------------------------------------------------
@@ -128,8 +126,8 @@ class ClassGrader:
         folder = Path(self.config.TrustedVerdicts.get("assignments_dir", self.course.root / "assignments"))
         files = definitions_files(folder) if folder.is_dir() else {}
         if files != self._definitions:  # the course changed: what was known is not known any more
+            # the program keys hold the definitions' fingerprint: what the store knows of older ones is never used
             self._definitions, self._assignment, self.measured, self._salt = files, None, None, None
-            self.verdicts.clear()
         return files
 
     def salt(self) -> str:
@@ -225,10 +223,21 @@ class ClassGrader:
 
     # -- a call ---------------------------------------------------------------------------------------
     def grade(self, students: list[str], on_start: Callable[[str], None] = lambda student: None,
-              on_result: Callable[[StudentResult], None] = lambda result: None) -> list[StudentResult]:
-        """Grade ``students``' submissions and record each through nbgrader, in the order they finish;
-        ``on_start``/``on_result`` follow each student (a progress bar, a log line)."""
-        results: list[StudentResult] = []
+              on_result: Callable[[SubmissionResult], None] = lambda result: None) -> list[SubmissionResult]:
+        """``results`` of ``students``, in their order; ``on_start``/``on_result`` follow each student (a
+        progress bar, a log line)."""
+        results = []
+        for result in self.results(students, on_start):
+            on_result(result)
+            results.append(result)
+        order = {s: i for i, s in enumerate(students)}
+        return sorted(results, key=lambda r: order[r.student])
+
+    def results(self, students: list[str],
+                on_start: Callable[[str], None] = lambda student: None) -> Iterator[SubmissionResult]:
+        """Grade ``students``' submissions (in ``submitted/``) and record each through nbgrader; each student's
+        result as soon as it is recorded (or known not graded: then nothing is recorded)."""
+        pending: deque[SubmissionResult] = deque()
         self._unsanitized, self._known, self._refused = set(), None, {}
         with Scratch("graded") as self.graded_dir, \
                 self.course.api(config=self.record_config(sanitized=True)) as api, \
@@ -238,26 +247,28 @@ class ClassGrader:
                 """Record a student through nbgrader, unless something was not graded: then nothing is written,
                 and the earlier marks and files stay (never a 0)."""
                 if student in self._refused:
-                    result = StudentResult(student, False, state.seconds, self._refused[student], Reason.REFUSED)
+                    result = SubmissionResult(student, False, state.seconds, self._refused[student], Reason.REFUSED)
                 elif state.errors:
-                    result = StudentResult(student, False, state.seconds, "; ".join(state.errors), Reason.INTERNAL)
+                    result = SubmissionResult(student, False, state.seconds, "; ".join(state.errors), Reason.INTERNAL)
                 elif state.ungraded:
                     why = "; ".join(dict.fromkeys(message for _, message in state.ungraded))
-                    result = StudentResult(student, False, state.seconds, f"not graded: {why}"[:300],
+                    result = SubmissionResult(student, False, state.seconds, f"not graded: {why}"[:300],
                                            state.ungraded[0][0])
                 else:
                     r = autograde(sanitizing if student in self._unsanitized else api, self.assignment_name, student)
-                    result = StudentResult(student, r.success, state.seconds + r.seconds, r.reason,
+                    result = SubmissionResult(student, r.success, state.seconds + r.seconds, r.reason,
                                            None if r.success else Reason.INTERNAL, recorded=True)
-                results.append(result)
-                on_result(result)
+                pending.append(result)
 
-            self._grade(students, record, on_start)
-        order = {s: i for i, s in enumerate(students)}
-        return sorted(results, key=lambda r: order[r.student])
+            for _ in self._grade(students, record, on_start):
+                while pending:
+                    yield pending.popleft()
+        while pending:
+            yield pending.popleft()
 
     def _grade(self, students: list[str], record: Callable[[str, Progress], None],
-               on_start: Callable[[str], None]) -> None:
+               on_start: Callable[[str], None]) -> Iterator[None]:
+        """The dispatch loop; yields after each round, so the results recorded in it can go out."""
         definitions = self.definitions()
         if students:
             self.preflight()
@@ -295,7 +306,6 @@ class ClassGrader:
                               for n in p.job.defer}
                     p.verdicts = {**p.result.results, **filled}
                     write_verdicts(nb, assignment, filled)
-                    nb = self.finished(p.job, nb)
                     text = nbformat.writes(nb)
                     for key in {p.job.key, p.submitted_key}:  # found by either: sanitized again, or as submitted
                         path = result_path(self.graded_dir, p.job.student, key)
@@ -344,11 +354,18 @@ class ClassGrader:
                     for p in list(waiting):  # nothing left that could resolve them
                         waiting.remove(p)
                         done(p, "its deferred verdicts never arrived")
+            yield
 
-    def finished(self, job: GradingJob, nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-        """The graded notebook of ``job``, about to be recorded. A hook: the service gives back a student's
-        earlier verdicts for programs unchanged since (graders.serve.engine); here it is left as it is."""
-        return nb
+    def warm(self) -> bool:
+        """Grade the course's own solution notebook once, unrecorded, on every process of the executor, so the
+        first student waits for nothing (the service does this at start)."""
+        source = self.course.root / "source" / self.assignment_name / f"{self.assignment_name}.ipynb"
+        if not source.exists():
+            return False
+        job = GradingJob("(warm-up)", self.assignment_name, self.assignment_name, source.read_text(),
+                         self.definitions(), self.expensive, self.config, self.seed, None)
+        self.executor.warm(job)
+        return True
 
     def record_config(self, sanitized: bool = True):
         """nbgrader's autograde with the expensive steps replaced by ``PutBackPrecomputed``; ``sanitized``: the
@@ -364,7 +381,7 @@ class ClassGrader:
         if self._own_executor:
             self.executor.close()
         if self._sharing:
-            engines.unshare()
+            gradebooks.unshare()
             self._sharing = False
 
     def __enter__(self):

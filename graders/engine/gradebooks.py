@@ -3,7 +3,7 @@
 nbgrader opens a ``Gradebook`` about ten times to record one student (autograde's bookkeeping, each of its
 preprocessors), and each ``Gradebook`` calls ``create_engine``: a new connection pool and a new cache of
 compiled statements, so every query was compiled again (a fifth of the coordinator's CPU time per notebook
-in a ``--jobs 2`` run). Between ``share()`` and ``unshare()`` (a ``ClassGrader``'s life), nbgrader's ``create_engine``
+in a ``--jobs 2`` run). Between ``share()`` and ``unshare()`` (a ``Engine``'s life), nbgrader's ``create_engine``
 returns the same engine for the same gradebook; ``Gradebook.close`` only removes its session, so the engine
 lives on. It is a new engine in a forked process (connections must not cross a fork) and for a SQLite file
 that was replaced (a gradebook deleted and made again must not be written through the old file's

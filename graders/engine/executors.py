@@ -21,7 +21,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Iterator
 
-from graders.pipeline.precomputed import GradingJob, JobResult, execute_and_judge, release
+from graders.engine.job import GradingJob, JobResult, execute_and_judge, release
 
 Outcome = tuple[GradingJob, "JobResult | None", float, str]  # job, its result or None, seconds, error
 

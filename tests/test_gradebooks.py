@@ -11,7 +11,7 @@ import pytest
 from nbgrader.api import Gradebook
 from sqlalchemy import create_engine
 
-from graders.course import engines
+from graders.engine import gradebooks
 
 
 @pytest.fixture(autouse=True)
@@ -23,25 +23,25 @@ def alembic_on_path(monkeypatch):
 def test_gradebooks_share_one_engine_while_shared_and_not_after(tmp_path):
     url = f"sqlite:///{tmp_path / 'gradebook.db'}"
     Gradebook(url).close()  # the gradebook exists, as when a class is graded
-    engines.share()
+    gradebooks.share()
     try:
         with Gradebook(url) as one, Gradebook(url) as two:
             assert one.engine is two.engine
     finally:
-        engines.unshare()
+        gradebooks.unshare()
     assert nbgrader.api.create_engine is create_engine
     with Gradebook(url) as one, Gradebook(url) as two:
         assert one.engine is not two.engine
 
 
 def test_shares_nest():
-    engines.share()
-    engines.share()
-    engines.unshare()
+    gradebooks.share()
+    gradebooks.share()
+    gradebooks.unshare()
     try:
-        assert nbgrader.api.create_engine is engines.shared_engine
+        assert nbgrader.api.create_engine is gradebooks.shared_engine
     finally:
-        engines.unshare()
+        gradebooks.unshare()
     assert nbgrader.api.create_engine is create_engine
 
 
@@ -50,7 +50,7 @@ def test_a_gradebook_deleted_and_made_again_is_written_in_the_new_file(tmp_path)
     url = f"sqlite:///{path}"
     Gradebook(url).close()
     Gradebook(f"sqlite:///{empty}").close()
-    engines.share()
+    gradebooks.share()
     try:
         with Gradebook(url) as gb:
             gb.add_student("ada")
@@ -61,6 +61,6 @@ def test_a_gradebook_deleted_and_made_again_is_written_in_the_new_file(tmp_path)
             assert gb.engine is not first
             gb.add_student("bob")
     finally:
-        engines.unshare()
+        gradebooks.unshare()
     with Gradebook(url) as gb:
         assert [s.id for s in gb.students] == ["bob"]
