@@ -266,7 +266,7 @@ def test_a_preloaded_dask_worker_is_ready_before_its_first_task(dask_scheduler):
 def test_the_dask_preload_starts_the_fork_server_it_did_not_have():
     code = ("from graders.sandbox.session import ForkServer\n"
             "before = ForkServer._shared is not None\n"
-            "from graders.course import dask_worker\n"
+            "from graders.engine import dask_worker\n"
             "dask_worker.dask_setup(None)\n"
             "print(before, ForkServer._shared[1].control is not None)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

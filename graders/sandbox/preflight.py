@@ -13,6 +13,7 @@ import os
 from graders.sandbox.session import ForkServer, Limits, Template, WorkerFailure, WorkerSession
 
 PROBE = ("probe", "import torch\ndef probe(a):\n    return (a * 2).sum()\n")
+KERNEL_PROBE = "import torch\nprint(float((torch.ones(3) * 2).sum()))"
 
 
 def torch_footprint_mb(server: ForkServer) -> int | None:
@@ -30,22 +31,46 @@ def torch_footprint_mb(server: ForkServer) -> int | None:
     return None
 
 
-def problem(limits: Limits, sandbox, server: ForkServer | None = None) -> str | None:
-    """None when a jail under ``limits`` (confined by ``sandbox``) runs a torch call; else one line naming the
-    setting to change."""
+def _exercise_jail(limits: Limits, sandbox, server: ForkServer) -> str | None:
+    """Why an exercise's jail does not run a torch call, or None."""
     import torch
-    server = server or ForkServer.shared()
     try:
         with Template(limits, sandbox, server) as template:
             template.start()
             with WorkerSession([PROBE], template=template) as child:
                 child.start()
                 reply, _ = child.request("call", 30, name="probe", args=(torch.ones(3),), kwargs={})
-        if "ok" in reply:
-            return None
-        why = str(reply.get("error") or reply.get("refused") or "no answer")
     except WorkerFailure as exc:
-        why = str(exc)
+        return str(exc)
+    return None if "ok" in reply else str(reply.get("error") or reply.get("refused") or "no answer")
+
+
+def _kernel_jail(limits: Limits, sandbox) -> str | None:
+    """Why the notebook's kernel (the feedback shell, a jail of its own) does not run a torch cell, or None."""
+    from graders.sandbox.shell_session import ShellSession, ShellStopped
+    scratch = sandbox.scratch("kernel")
+    try:
+        work = os.path.join(scratch.name, "work")
+        os.makedirs(work, exist_ok=True)
+        with ShellSession(sandbox, scratch.name, work, {}, limits) as shell:
+            ran = shell.run(KERNEL_PROBE, 30, 4096)
+    except (ShellStopped, WorkerFailure) as exc:
+        return str(exc)
+    finally:
+        scratch.cleanup()
+    printed = "".join(str(o.get("text", "")) for o in ran.outputs)
+    return None if "6.0" in printed else "the notebook's kernel could not run torch"
+
+
+def problem(limits: Limits, sandbox, server: ForkServer | None = None) -> str | None:
+    """None when a jail under ``limits`` (confined by ``sandbox``) runs a torch call, and so does the notebook's
+    kernel; else one line naming the setting to change."""
+    server = server or ForkServer.shared()
+    why = _exercise_jail(limits, sandbox, server)
+    if why is None and sandbox is not None:
+        why = _kernel_jail(limits, sandbox)
+    if why is None:
+        return None
     need = torch_footprint_mb(server)
     have = limits.memory_bytes // 1024 ** 2
     needs = f"; torch here needs about {need} MB of address space" if need else ""
