@@ -4,12 +4,14 @@ Applied to the program slice only (graders.checks.reach), with every scope walke
 statements, defs and helpers inside any block, nested defs, lambdas, walrus targets, class bodies,
 decorators and default values. The kinds of finding (graders.checks.finding):
 
-- *iteration*: loops, comprehensions, generators, recursion through any call path, the iterating
+- *iteration* (except over fixed-size iterables, graders.checks.fixed): loops, comprehensions, generators,
+  recursion through any call path, the iterating
   builtins (``map``, ``sum``, ``sorted``, ``min``/``max`` with ``key=`` ...), ``.tolist()``/``.item()``,
   classes Python can walk element by element (``__getitem__``/``__iter__``/``__len__``/``__next__``),
   higher-order calls that repeat Python code (``Module.apply``, ``vmap(..., chunk_size=...)``);
 - *forbidden*: the exercise's forbidden library functions, whatever they are called locally;
-- *form*: ``global``/``nonlocal`` (state kept across calls), an import of the student's own module;
+- *form*: an import of the student's own module;
+- *state*: state kept between calls (graders.checks.state), ``global``/``nonlocal`` included;
 - *outside the subset*: what a submission would need to reach into the process that measures it:
   attribute chains off torch/einops/math/typing are resolved in the real modules and a module-valued
   step outside the allowlist (``torch.sys``, ``typing.functools``) is a finding; so are reflection,
