@@ -70,6 +70,14 @@ GROWING = {
     "shape of the student's own object": ("class Box:\n    def __init__(self, x):\n        self.shape = x\n"
                                           "    def rows(self):\n        return [r for r in self.shape]\n"
                                           "def f(x):\n    return torch.stack(Box(x).rows())\n", "list comprehension"),
+    "shape of an object passed in": ("class Box:\n    def __init__(self, x):\n        self.shape = x\n"
+                                     "def rows(b):\n    return [r for r in b.shape]\n"
+                                     "def f(x):\n    return torch.stack(rows(Box(x)))\n", "list comprehension"),
+    "size method of a class": ("class Box:\n    def __init__(self, x):\n        self.x = x\n"
+                               "    def size(self):\n        return self.x\n"
+                               "def f(x):\n    return torch.stack([r for r in Box(x).size()])\n", "list comprehension"),
+    "a function's shape attribute": ("def g():\n    pass\ng.shape = range(100)\n"
+                                     "def f(x):\n    return [x + i for i in g.shape]\n", "list comprehension"),
     "while": ("def f(x):\n    while x.sum() > 0:\n        x = x - 1\n    return x\n", "`while` loop"),
 }
 

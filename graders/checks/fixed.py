@@ -17,7 +17,8 @@ The same iterables make ``zip``, ``map``, ``enumerate``, ``sum``, ``sorted``, ``
 ``range(x.shape[0])``, ``range(len(x))``, ``for row in x``.
 
 A ``shape``/``size()``/``stride()`` of ``self``, ``cls`` or one of the student's own objects is not taken for a
-tensor's: the checker cannot tell what such an attribute holds.
+tensor's, and none is in a program that gives anything an attribute or method of those names (``self.shape =
+rows``, a class with a ``size`` method): the checker cannot tell what such an attribute holds.
 """
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ class FixedSize:
     def __init__(self, checker, nodes: list[ast.stmt]):
         self.checker = checker
         self.changed = _changed_names(nodes)
+        self.own_shapes = _defines_shape_names(nodes)
 
     def iterable(self, node: ast.AST, depth: int = 0) -> bool:
         """Iterating ``node`` gives a fixed, small number of items."""
@@ -128,7 +130,10 @@ class FixedSize:
         return False
 
     def _tensor_like(self, node: ast.AST) -> bool:
-        """Not ``self``/``cls``, a class of the student's or an instance of one: there ``shape`` may be anything."""
+        """Not ``self``/``cls``, a class of the student's or an instance of one: there ``shape`` may be anything.
+        A program that gives anything a ``shape``, ``size``, ``stride``, ``ndim`` or ``dim`` of its own trusts none."""
+        if self.own_shapes:
+            return False
         root = node
         while isinstance(root, (ast.Attribute, ast.Subscript)):
             root = root.value
@@ -195,3 +200,21 @@ def _changed_names(nodes: list[ast.stmt]) -> frozenset[str]:
             if name:
                 changed.add(name)
     return frozenset(changed)
+
+
+def _defines_shape_names(nodes: list[ast.stmt]) -> bool:
+    """Some code of the program assigns an attribute named like a tensor's shape (``self.shape = x``,
+    ``g.size = ...``) or a class defines one (a method ``size``, a class attribute ``shape``)."""
+    names = SHAPE_ATTRIBUTES | SHAPE_METHODS | DIMS_ATTRIBUTES | DIMS_METHODS
+    for stmt in nodes:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) and node.attr in names:
+                return True
+            if isinstance(node, ast.ClassDef):
+                scope = ast.Module(body=node.body, type_ignores=[])
+                bound = {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+                bound |= {t.id for n in ast.walk(scope) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                          for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+                if bound & names:
+                    return True
+    return False

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 
+from graders.checks.calls import VMAPS
 from graders.checks.finding import STATE
 from graders.checks.mutation import MUTATING_METHODS, VIEW_METHODS
 from graders.checks.scopes import Scope
@@ -101,7 +102,8 @@ class StateRules:
 
     def _escapes(self, fn: ast.AST) -> bool:
         """The nested def or lambda ``fn`` may outlive the call of its enclosing function: it is decorated,
-        returned, stored or passed on, anything but called by name."""
+        returned, yielded or stored. Called, or passed to a call that is not returned, it lives as long as that
+        call (a function of the student's that stores it keeps state of its own, found there)."""
         if getattr(fn, "decorator_list", None):
             return True
         name = fn.name if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
@@ -110,14 +112,22 @@ class StateRules:
                 and isinstance(above.targets[0], ast.Name):
             name = above.targets[0].id
         if name is None:
-            return True
-        for load, scope, _ in self.checker.resolver.loads.values():
-            if load.id != name or scope is None or not any(d is fn for d in scope.names.get(name, [])):
-                continue
-            call = self.checker.parent.get(id(load))
-            if not (isinstance(call, ast.Call) and call.func is load):
-                return True
-        return False
+            return self._leaves(fn)
+        return any(self._leaves(load) for load, scope, _ in self.checker.resolver.loads.values()
+                   if load.id == name and scope is not None and any(d is fn for d in scope.names.get(name, [])))
+
+    def _leaves(self, node: ast.AST) -> bool:
+        """The function value ``node`` may outlive the statement it is in: it is returned, yielded, stored or
+        aliased. Called, or passed to a call (for the length of that call; ``vmap`` hands it back), it does not."""
+        direct = self.checker.parent.get(id(node))
+        if isinstance(direct, ast.Call) and direct.func is node:
+            return False
+        if isinstance(direct, ast.Call) and (node in direct.args or any(k.value is node for k in direct.keywords)):
+            return self.checker.qual(direct.func) in VMAPS and self._leaves(direct)
+        if isinstance(direct, ast.keyword):
+            call = self.checker.parent.get(id(direct))
+            return isinstance(call, ast.Call) and self.checker.qual(call.func) in VMAPS and self._leaves(call)
+        return not isinstance(direct, ast.Expr)
 
 
 def _function_scope(scope: Scope) -> Scope:
