@@ -36,6 +36,11 @@ KEEPS_STATE = {
                            "@memo\ndef f(a):\n    return a * 2\n",
     "returned lambda's cell": "def make():\n    memo = {}\n    return lambda a: memo.setdefault(0, a * 2)\n"
                               "h = make()\ndef f(a):\n    return h(a)\n",
+    "closure handed back by vmap": "def make():\n    memo = {}\n    def g(a):\n        memo[0] = a\n        return a * 2\n"
+                                   "    return torch.vmap(g)\nh = make()\ndef f(a):\n    return h(a)\n",
+    "closure stored in a module-level dict": "OPS = {}\ndef make():\n    memo = []\n    def g(a):\n        memo.append(a)\n"
+                                             "        return a\n    OPS['g'] = g\n    return 0\nREADY = make()\n"
+                                             "def f(a):\n    return OPS['g'](a) if READY == 0 else a\n",
     "function attribute": "def f(a):\n    f.cache = a * 2\n    return a * 2\n",
     "item of a function attribute": "def f(a):\n    f.cache[0] = a * 2\n    return f.cache[0]\nf.cache = {}\n",
     "helper's state": "CACHE = {}\ndef helper(a):\n    CACHE[0] = a * 2\n    return a * 2\ndef f(a):\n    return helper(a)\n",
@@ -73,6 +78,9 @@ HONEST = {
     "constant defaults": "def f(a, scale=2.0, dims=(0, 1), mode='sum'):\n    return a * scale\n",
     "a nested helper only called": "def f(a):\n    parts = []\n    def add(v):\n        parts.append(v)\n    add(a * 2)\n"
                                    "    return parts[0]\n",
+    "a nested helper passed to a helper": "def apply(g, v):\n    return g(v)\ndef f(a):\n    parts = []\n"
+                                          "    def add(v):\n        parts.append(v)\n        return v\n"
+                                          "    apply(add, a * 2)\n    return parts[0]\n",
     "a clone of a table changed": "W = torch.zeros(3)\ndef f(a):\n    w = W.clone()\n    w[0] = 1\n    return a + w\n",
 }
 
