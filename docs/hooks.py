@@ -1,23 +1,28 @@
-"""MkDocs hooks: the configuration reference generated from the traits, and CONTRIBUTING.md as a page.
+"""MkDocs hooks: the configuration reference generated from the traits, the names outside the checked subset
+generated from the checker's tables, and CONTRIBUTING.md as a page.
 
-Both are filled in while the site is built, so each fact keeps one source: the traits' own
-``help=`` and defaults plus ``nbgrader_config.py`` (``graders.docs_reference``), and the guide
-at the repository's root that contributors open first.
+All are filled in while the site is built, so each fact keeps one source: the traits' own
+``help=`` and defaults plus ``nbgrader_config.py`` (``graders.docs_reference``), the checker's tables
+(``graders.checks.outside_list``), and the guide at the repository's root that contributors open first.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
+from graders.checks.outside_list import markdown as outside_subset
 from graders.docs_reference import reference
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = "<!-- generated: configuration reference -->"
 INCLUDE = "<!-- include: CONTRIBUTING.md -->"
+OUTSIDE = "<!-- generated: names outside the subset -->"
 
 
 def on_page_markdown(markdown: str, page, config, files, **kwargs) -> str:
     if GENERATED in markdown:
         markdown = markdown.replace(GENERATED, reference(ROOT / "nbgrader_config.py"))
+    if OUTSIDE in markdown:
+        markdown = markdown.replace(OUTSIDE, outside_subset())
     if INCLUDE in markdown:
         markdown = markdown.replace(INCLUDE, (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"))
     return markdown

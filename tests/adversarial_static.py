@@ -121,7 +121,7 @@ F_CASES = [
          _SHIFTED, FULL, extra=["SETTINGS = {'shift': 1}\n", "s = SETTINGS\ns['shift'] = 0\n"]),
     Case("alias_change_in_a_loop", "the answer's setting changed through an alias, in a module-level loop",
          _SHIFTED, LOOPED_BUT_FAST, extra=["SETTINGS = {'shift': 1}\n",
-                                           "s = SETTINGS\nfor k in range(2):\n    s['shift'] = 0\n"]),
+                                           "s = SETTINGS\nfor k in range(20):\n    s['shift'] = 0\n"]),
     # F5: recursion through a module-level lambda, graded with the whole notebook
     Case("module_lambda_recursion", "divide and conquer through a module-level lambda", _FILL + _CALLS_FILL,
          CORRECT_ONLY),

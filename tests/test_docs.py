@@ -91,6 +91,24 @@ def test_the_hook_fills_in_the_generated_page_and_the_contributing_guide(monkeyp
     assert docs_reference.reference is not hooks.reference  # the patch stayed in the hook module
 
 
+def test_the_grading_page_lists_every_name_outside_the_subset_from_the_checkers_tables():
+    from graders.checks import boundary
+    from graders.checks.outside_list import library_rules
+    from graders.checks.subset import REFLECTION, TORCH_REACH
+    page = (ROOT / "docs" / "grading.md").read_text()
+    hooks = _hooks()
+    assert hooks.OUTSIDE in page
+    filled = hooks.on_page_markdown(page, None, None, None)
+    assert hooks.OUTSIDE not in filled and "`torch.manual_seed`" in filled
+    listed = [f"torch.{n}" for n in TORCH_REACH] + list(REFLECTION) + [f".{n}" for n in boundary.OUTSIDE_ATTRIBUTES]
+    listed += [name for names in library_rules().values() for name in names]
+    assert len(listed) > 150
+    missing = [name for name in listed if f"`{name}`" not in filled]
+    assert not missing, missing
+    for seed_name in ("manual_seed", "seed", "set_rng_state"):  # named in the rule text too, not only generated
+        assert f"`torch.{seed_name}`" in page
+
+
 def nav_pages() -> list[str]:
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
     return [next(iter(entry.values())) for entry in config["nav"]]

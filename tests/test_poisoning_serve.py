@@ -22,8 +22,8 @@ from graders.course.personas import FULL, Persona
 from graders.model.exercise import PARTS
 from graders.model.notebook import submission_cells
 from graders.model.verdict import Status, Verdict
-from graders.serve.workers import kept_key
 from graders.serve.ledger import GRADED, Ledger, kept_verdicts, ledger_url
+from graders.serve.workers import kept_key
 
 from conftest import generated_course
 

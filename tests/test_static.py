@@ -19,7 +19,7 @@ def test_vectorized_code_has_no_findings():
 
 
 @pytest.mark.parametrize("body, what", [
-    ("    for i in range(3):\n        a = a + 1\n    return a", "`for` loop"),
+    ("    for i in range(a.shape[0]):\n        a = a + 1\n    return a", "`for` loop"),
     ("    while a.sum() > 0:\n        a = a - 1\n    return a", "`while` loop"),
     ("    return torch.stack([r * 2 for r in a])", "list comprehension"),
     ("    return torch.stack(tuple(r * 2 for r in a))", "generator expression"),

@@ -34,7 +34,7 @@ def test_a_second_statement_on_a_chosen_line_is_left_out():
 def test_a_chosen_statement_that_shares_a_line_with_a_loop_keeps_only_itself():
     cells = [("c", "T = [0, 1]; [print(t) for t in T]\ndef f(a):\n    return a + T[0]\n")]
     assert "print" not in program(cells) and findings(cells) == []
-    looping = [("c", "T = [0, 1]; T.extend([t for t in range(3)])\ndef f(a):\n    return a + T[0]\n")]
+    looping = [("c", "T = [0, 1]; T.extend([t for t in range(30)])\ndef f(a):\n    return a + T[0]\n")]
     assert "list comprehension" in findings(looping)  # a change of T on the same line is chosen, and checked
 
 
@@ -42,10 +42,10 @@ def test_a_chosen_statement_that_shares_a_line_with_a_loop_keeps_only_itself():
 READS = ["for k in MODES.keys():\n    print(k)\n", "for v in OFFSETS.tolist():\n    print(v)\n",
          "for i in range(len(OFFSETS)):\n    print(OFFSETS[i], MODES.get('a'), MODES.items())\n",
          "print(sorted(MODES.values()), OFFSETS.sum().item(), OFFSETS.clone().add_(1))\n"]
-CHANGES = ["for i in range(2):\n    OFFSETS[i] = 0.0\n", "for k in range(2):\n    MODES.update(a=k)\n",
-           "for i in range(2):\n    OFFSETS.add_(1)\n", "for k in range(2):\n    MODES['a'] += 1\n",
-           "for i in range(2):\n    torch.nn.init.zeros_(OFFSETS)\n", "for i in range(2):\n    torch.add(OFFSETS, 1, out=OFFSETS)\n",
-           "for k in range(2):\n    setattr(BOX, 'a', k)\n", "for i in range(2):\n    BOX.bump()\n"]
+CHANGES = ["for i in range(20):\n    OFFSETS[i] = 0.0\n", "for k in range(20):\n    MODES.update(a=k)\n",
+           "for i in range(20):\n    OFFSETS.add_(1)\n", "for k in range(20):\n    MODES['a'] += 1\n",
+           "for i in range(20):\n    torch.nn.init.zeros_(OFFSETS)\n", "for i in range(20):\n    torch.add(OFFSETS, 1, out=OFFSETS)\n",
+           "for k in range(20):\n    setattr(BOX, 'a', k)\n", "for i in range(20):\n    BOX.bump()\n"]
 TABLES = ("import torch\nMODES = {'a': 1}\nOFFSETS = torch.zeros(3)\nclass Box:\n    a = 0\n"
           "    def bump(self):\n        self.a += 1\nBOX = Box()\n")
 USES = "def f(x):\n    return x + OFFSETS[0] + MODES['a'] + BOX.a\n"
@@ -96,10 +96,10 @@ def test_an_honest_alias_change_is_computed_as_the_kernel_did():
 
 def test_names_bound_to_constants_share_nothing():
     cells = [("c", "import torch\nN = 3\nn = N\n"), ("answer", "def f(x):\n    return x * N\n"),
-             ("scratch", "for i in range(4):\n    n += i\n")]
+             ("scratch", "for i in range(40):\n    n += i\n")]
     assert "scratch" not in dict(Submission(cells).program_for("f")) and findings(cells) == []
     mutable = [("c", "import torch\nN = [3]\nn = N\n"), ("answer", "def f(x):\n    return x * N[0]\n"),
-               ("scratch", "for i in range(4):\n    n += [i]\n")]
+               ("scratch", "for i in range(40):\n    n += [i]\n")]
     assert "scratch" in dict(Submission(mutable).program_for("f"))
 
 

@@ -16,18 +16,18 @@ ATTACKS = {
     "helper in try": "try:\n    def h(a):\n        for r in a:\n            pass\n        return a\nexcept Exception:\n"
                      "    pass\ndef f(a):\n    return h(a)\n",
     "helper in with": "with torch.no_grad():\n    def h(a):\n        return sum(a)\ndef f(a):\n    return h(a)\n",
-    "helper in for": "for _ in range(1):\n    def h(a):\n        return a\ndef f(a):\n    return h(a)\n",
+    "helper in for": "for _ in range(10):\n    def h(a):\n        return a\ndef f(a):\n    return h(a)\n",
     "nested def loop": "def f(a):\n    def g(b):\n        while b.sum() > 0:\n            b = b - 1\n        return b\n"
                        "    return g(a)\n",
     "walrus lambda comprehension": "def f(a):\n    (g := lambda b: torch.stack([r * 2 for r in b]))\n    return g(a)\n",
     "module walrus lambda": "(g := lambda b: [r for r in b])\ndef f(a):\n    return torch.stack(g(a))\n",
-    "default value loop": "def f(a, w=[i for i in range(3)]):\n    return a\n",
+    "default value loop": "def f(a, w=[i for i in range(30)]):\n    return a\n",
     "decorator loop": "def deco(fn):\n    def wrap(a):\n        for r in a:\n            pass\n        return fn(a)\n"
                       "    return wrap\n@deco\ndef f(a):\n    return a\n",
-    "class body loop": "class Box:\n    table = [i * i for i in range(4)]\ndef f(a):\n    return a * Box.table[1]\n",
+    "class body loop": "class Box:\n    table = [i * i for i in range(40)]\ndef f(a):\n    return a * Box.table[1]\n",
     "method loop via self": "class Box:\n    def run(self, a):\n        return [r for r in a]\n"
                             "def f(a):\n    return torch.stack(Box().run(a))\n",
-    "module loop filling a global": "T = torch.zeros(3)\nfor i in range(3):\n    T[i] = i\ndef f(a):\n    return a + T\n",
+    "module loop filling a global": "T = torch.zeros(30)\nfor i in range(30):\n    T[i] = i\ndef f(a):\n    return a + T\n",
     "generator": "def f(a):\n    yield a\n",
     # recursion through any call path
     "direct recursion": "def f(a):\n    return a if len(a) < 2 else f(a[1:])\n",

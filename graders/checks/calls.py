@@ -1,7 +1,8 @@
 """The rules for a call: the builtins and library calls that iterate in Python or run a string as code.
 
 ``min``/``max`` over one iterable or with ``key=``, ``.sort(key=...)`` and ``math.prod``/``math.fsum`` over
-anything but a shape iterate in Python; ``vmap(..., chunk_size=...)`` repeats the function once per chunk.
+anything but a fixed-size iterable (a shape, a short literal: graders.checks.fixed) iterate in Python;
+``vmap(..., chunk_size=...)`` repeats the function once per chunk.
 ``x.type("torch.DoubleTensor")`` imports the module its string names, and a format string that reads
 attributes (``'{0.__class__}'.format(x)``) evaluates a string: both are outside the subset.
 """
@@ -17,7 +18,6 @@ from graders.checks.library import UNKNOWN, library_object
 # math functions that walk a Python iterable: fine over a shape, iteration over a tensor
 MATH_ITERATING = {"math.prod", "math.fsum", "math.sumprod", "math.dist"}
 VMAPS = {"torch.vmap", "torch.func.vmap"}
-SHAPE_LIKE = {"shape", "size", "stride", "dim", "ndim"}
 
 
 class CallRules:
@@ -35,14 +35,15 @@ class CallRules:
             add(node, "`type(name, bases, dict)`", boundary.REFLECTION, OUTSIDE)
         elif isinstance(f, ast.Name) and f.id in ("min", "max") and q == f"builtins.{f.id}":
             single = len(node.args) == 1 and not any(isinstance(a, ast.Starred) for a in node.args)
-            if "key" in keywords:
+            fixed = single and self.checker.fixed.iterable(node.args[0])
+            if "key" in keywords and not fixed:
                 add(node, f"`{f.id}(..., key=...)`", "it calls Python code once per element", ITERATION)
-            elif single and not shape_like(node.args[0]):
+            elif single and not fixed and "key" not in keywords:
                 add(node, f"`{f.id}` over one iterable", f"it walks the elements in Python; use `torch.{f.id}`",
                     ITERATION)
         elif isinstance(f, ast.Attribute) and f.attr == "sort" and "key" in keywords:
             add(node, "`.sort(key=...)`", "it calls Python code once per element; use `torch.sort`", ITERATION)
-        elif q in MATH_ITERATING and not all(shape_like(a) for a in node.args):
+        elif q in MATH_ITERATING and not all(self.checker.fixed.iterable(a) for a in node.args):
             add(node, f"`{q}` over an iterable", "it walks the elements in Python; use the torch reduction", ITERATION)
         elif isinstance(f, ast.Attribute) and f.attr == "type" and (node.args or "dtype" in keywords):
             arg = node.args[0] if node.args else next(k.value for k in node.keywords if k.arg == "dtype")
@@ -103,16 +104,3 @@ def _format_fields(template: str) -> list[str]:
 
 def _is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
-
-
-def shape_like(node: ast.AST) -> bool:
-    """``x.shape``, ``x.size()``, ``(a, b)``: iterating these walks dimensions, not elements."""
-    if isinstance(node, ast.Starred):
-        node = node.value
-    if isinstance(node, ast.Call):
-        node = node.func
-    if isinstance(node, ast.Attribute):
-        return node.attr in SHAPE_LIKE
-    if isinstance(node, ast.Subscript):
-        return shape_like(node.value)
-    return isinstance(node, (ast.Tuple, ast.List, ast.Constant))

@@ -7,8 +7,11 @@ The kind says what the finding costs (graders.checks.parts):
 - ``forbidden``: one of the exercise's forbidden functions: "vectorized";
 - ``definition``: the function cannot be judged as written (a syntax error in a cell it needs, a function
   that is not a plain ``def``): "vectorized";
-- ``form``: code written in a way the checker does not grade as vectorized (state kept across calls, a
-  module of the student's own): "vectorized";
+- ``form``: code written in a way the checker does not grade as vectorized (a module of the student's own):
+  "vectorized";
+- ``state``: a function that keeps state between calls (it writes to a module-level value, a mutable default,
+  a closure's cell or a function's attribute, or declares ``global``/``nonlocal``): "vectorized" and "fast",
+  since a memo makes the timed calls measure a lookup instead of the compute;
 - ``outside``: code outside the checked subset (reflection, ``exec``/``eval``, dunders, foreign modules,
   string evaluation, hooks, Tensor subclasses, files): "vectorized" and "fast", since the process that ran
   unchecked code cannot be trusted for its timing.
@@ -19,7 +22,10 @@ from dataclasses import dataclass
 from typing import Sequence
 
 ITERATION, FORBIDDEN, DEFINITION, FORM, OUTSIDE = "iteration", "forbidden", "definition", "form", "outside"
-KINDS = (ITERATION, FORBIDDEN, DEFINITION, FORM, OUTSIDE)
+STATE = "state"
+KINDS = (ITERATION, FORBIDDEN, DEFINITION, FORM, OUTSIDE, STATE)
+# the kinds that also cost "fast": the timing of such a program does not measure its compute
+COSTS_FAST = (OUTSIDE, STATE)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import torch
 
 from graders.checks.correct import correct
 from graders.checks.fast import fast
+from graders.checks.finding import STATE
 from graders.checks.static import Submission
 from graders.checks.vectorized import vectorized
 from graders.checks.vocabulary import Disrupted, Timeouts, Verdict
@@ -77,10 +78,15 @@ class ExerciseChecks:
         return vectorized(self)
 
     def fast(self) -> Verdict:
-        # a process that ran code outside the checked subset cannot be trusted for its timing
-        outside = self.submission.outside_findings(self.ex.name)
-        if outside:
-            f, more = outside[0], f" (and {len(outside) - 1} more)" if len(outside) > 1 else ""
+        """A process that ran code outside the checked subset cannot be trusted for its timing, and a function that
+        keeps state between calls is not timed on its compute: both fail before anything is timed."""
+        found = self.submission.outside_findings(self.ex.name)
+        if found:
+            state = [f for f in found if f.kind == STATE]
+            f, more = (state or found)[0], f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            if state:
+                return failed("fast", Reason.KEEPS_STATE, f"{f.cell}, line {f.line}: {f.what}{more}; a function that "
+                              "keeps state between calls is not timed on its compute", {"findings": len(found)})
             return failed("fast", Reason.OUTSIDE_SUBSET, f"{f.cell}, line {f.line}: {f.what}{more}; your code ran "
-                          "outside the checked subset, so its timing cannot be trusted", {"findings": len(outside)})
+                          "outside the checked subset, so its timing cannot be trusted", {"findings": len(found)})
         return fast(self)

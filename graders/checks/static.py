@@ -22,7 +22,7 @@ import ast
 from typing import Mapping, Sequence
 
 from graders.checks import reach
-from graders.checks.finding import DEFINITION, OUTSIDE, Finding, sorted_unique, summarize
+from graders.checks.finding import COSTS_FAST, DEFINITION, OUTSIDE, Finding, sorted_unique, summarize
 from graders.model.hints import LOOP_HINT
 
 __all__ = ["Finding", "LOOP_HINT", "Submission", "module_label", "parse_cells", "summarize"]
@@ -152,9 +152,10 @@ class Submission:
         return list(self._findings[key])
 
     def outside_findings(self, function: str) -> list[Finding]:
-        """The findings of ``function``'s program that leave the checked subset: each also costs "fast",
-        since a process that ran code the checker could not check cannot be trusted for its timing."""
-        return [f for f in self.iteration_findings(function) if f.kind == OUTSIDE]
+        """The findings of ``function``'s program that also cost "fast": those that leave the checked subset (a
+        process that ran code the checker could not check cannot be trusted for its timing) and state kept
+        between calls (a memo's timed calls measure a lookup, not the compute)."""
+        return [f for f in self.iteration_findings(function) if f.kind in COSTS_FAST]
 
     def modules_for(self, function: str) -> list[tuple[str, str, str]]:
         """(name, label, source) of each module of the submission's own that ``function``'s program imports,

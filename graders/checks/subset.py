@@ -4,12 +4,14 @@ Applied to the program slice only (graders.checks.reach), with every scope walke
 statements, defs and helpers inside any block, nested defs, lambdas, walrus targets, class bodies,
 decorators and default values. The kinds of finding (graders.checks.finding):
 
-- *iteration*: loops, comprehensions, generators, recursion through any call path, the iterating
+- *iteration* (except over fixed-size iterables, graders.checks.fixed): loops, comprehensions, generators,
+  recursion through any call path, the iterating
   builtins (``map``, ``sum``, ``sorted``, ``min``/``max`` with ``key=`` ...), ``.tolist()``/``.item()``,
   classes Python can walk element by element (``__getitem__``/``__iter__``/``__len__``/``__next__``),
   higher-order calls that repeat Python code (``Module.apply``, ``vmap(..., chunk_size=...)``);
 - *forbidden*: the exercise's forbidden library functions, whatever they are called locally;
-- *form*: ``global``/``nonlocal`` (state kept across calls), an import of the student's own module;
+- *form*: an import of the student's own module;
+- *state*: state kept between calls (graders.checks.state), ``global``/``nonlocal`` included;
 - *outside the subset*: what a submission would need to reach into the process that measures it:
   attribute chains off torch/einops/math/typing are resolved in the real modules and a module-valued
   step outside the allowlist (``torch.sys``, ``typing.functools``) is a finding; so are reflection,
@@ -33,7 +35,8 @@ from typing import Sequence
 from graders.checks import boundary
 from graders.checks.calls import CallRules
 from graders.checks.classes import ClassRules
-from graders.checks.finding import FORBIDDEN, FORM, ITERATION, OUTSIDE, Finding
+from graders.checks.finding import FORBIDDEN, FORM, ITERATION, OUTSIDE, STATE, Finding
+from graders.checks.fixed import ITERATED_ARGUMENTS, FixedSize
 from graders.checks.library import (
     ALLOWED_FROM,
     LIBRARY_ROOTS,
@@ -45,6 +48,7 @@ from graders.checks.library import (
 )
 from graders.checks.recursion import recursive_functions
 from graders.checks.scopes import resolve
+from graders.checks.state import STATE_WHAT, STATE_WHY, StateRules
 
 # torch names that reach the dispatcher, the JIT, threads or processes
 TORCH_REACH = {
@@ -119,6 +123,8 @@ class _Checker:
                 elif isinstance(sub, ast.ClassDef):
                     self.own_methods.update(i.name for i in sub.body if isinstance(i, ast.FunctionDef))
         self.nodes = list(nodes)
+        self.fixed = FixedSize(self, self.nodes)
+        self.state = StateRules(self)
         self.out: list[Finding] = []
         self.classes = ClassRules(self)
         self.calls = CallRules(self)
@@ -173,9 +179,11 @@ class _Checker:
         return self.out
 
     def visit(self, node: ast.AST) -> None:
+        self.state.check(node)
         kind = _LOOPS.get(type(node))
         if kind:
-            self.add(node, kind, self.loop_hint, ITERATION)
+            if not self.fixed_loop(node):
+                self.add(node, kind, self.loop_hint, ITERATION)
         elif isinstance(node, (ast.Yield, ast.YieldFrom)):
             self.add(node, "`yield`", "a generator produces elements one at a time in Python", ITERATION)
         elif isinstance(node, ast.Name) and id(node) in self.resolver.loads:
@@ -191,9 +199,17 @@ class _Checker:
         elif isinstance(node, ast.ClassDef):
             self.classes.check(node)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            self.add(node, f"`{type(node).__name__.lower()}`", "state kept across calls is not allowed", FORM)
+            self.add(node, f"{STATE_WHAT}: `{type(node).__name__.lower()}`", STATE_WHY, STATE)
         elif isinstance(node, (ast.AsyncFunctionDef, ast.Await)):
             self.add(node, "`async`", _OUTSIDE, OUTSIDE)
+
+    def fixed_loop(self, node: ast.AST) -> bool:
+        """A loop or comprehension over iterables that cannot grow with the input (graders.checks.fixed)."""
+        if isinstance(node, ast.For):
+            return self.fixed.iterable(node.iter)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return all(not g.is_async and self.fixed.iterable(g.iter) for g in node.generators)
+        return False
 
     def name(self, node: ast.Name) -> None:
         q = self.qual(node)
@@ -206,7 +222,11 @@ class _Checker:
             return
         if q.startswith("builtins."):
             if node.id in ITERATING:
-                self.add(node, f"`{node.id}`", ITERATING[node.id], ITERATION)
+                call = self.parent.get(id(node))
+                over_fixed = isinstance(call, ast.Call) and call.func is node and node.id in ITERATED_ARGUMENTS \
+                    and self.fixed.walks_fixed(call, node.id)
+                if not over_fixed:
+                    self.add(node, f"`{node.id}`", ITERATING[node.id], ITERATION)
             elif node.id in REFLECTION:
                 self.add(node, f"`{node.id}`", boundary.REFLECTION, OUTSIDE)
             return
@@ -251,7 +271,7 @@ class _Checker:
             self.add(node, f"`.{attr}`", rule[1], rule[0])
         elif attr in boundary.ITERATING_ATTRIBUTES and attr not in self.own_methods:
             self.add(node, f"`.{attr}`", boundary.ITERATING_ATTRIBUTES[attr], ITERATION)
-        if attr in ELEMENT_METHODS:
+        if attr in ELEMENT_METHODS and not (attr == "tolist" and self.fixed.iterable(node.value)):
             self.add(node, f"`.{attr}`", ELEMENT_METHODS[attr], ITERATION)
         if self.forbidden_name(attr):
             self.add(node, f"`{attr}`", "it is forbidden in this exercise", FORBIDDEN)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 from graders.checks.compare import mismatch
-from graders.checks.finding import OUTSIDE
+from graders.checks.finding import OUTSIDE, STATE
 from graders.checks.rules import forbidden_ops_used, grows, one_step
 from graders.checks.static import summarize
 from graders.checks.vocabulary import StudentError, Verdict, answer, clone_args, disruption
@@ -61,7 +61,9 @@ def vectorized(checks) -> Verdict:
     ex = checks.ex
     findings = checks.submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint)
     if findings:
-        reason = Reason.OUTSIDE_SUBSET if any(f.kind == OUTSIDE for f in findings) else Reason.PYTHON_LOOP
+        kinds = {f.kind for f in findings}
+        reason = Reason.OUTSIDE_SUBSET if OUTSIDE in kinds else Reason.KEEPS_STATE if STATE in kinds \
+            else Reason.PYTHON_LOOP
         return failed("vectorized", reason, summarize(findings), {"findings": len(findings)})
     sizes = count_sizes(ex, checks.gen)
     try:

@@ -37,8 +37,9 @@ INPUTS_SEED = 20240601  # public: the self-check's inputs are not hidden cases
 PART_TEXT = {
     "correct": "hidden inputs of several sizes and dtypes, edge cases and non-contiguous inputs; "
                "exact shape and dtype, values within tolerance",
-    "vectorized": "no Python-level iteration in your function or anything it calls, and work that does not "
-                  "grow with the input size",
+    "vectorized": "no Python-level iteration over anything that grows with the input (a loop over `range(4)` "
+                  "or a tensor's shape is fine) and no state kept between calls, in your function or anything it "
+                  "calls, and work that does not grow with the input size",
     "fast": "at least {speedup:g}x faster than the loop version, and within {ref_factor:g}x of the "
             "reference solution's time",
 }

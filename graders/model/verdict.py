@@ -41,6 +41,7 @@ class Reason(str, Enum):
     CRASHED = "crashed"                  # its process died, again in a clean jail
     PYTHON_LOOP = "python_loop"          # static findings: Python-level iteration, forbidden calls, form
     OUTSIDE_SUBSET = "outside_subset"    # code outside the checked subset (its timing cannot be trusted)
+    KEEPS_STATE = "keeps_state"          # writes state that outlives a call (a memo): not timed on its compute
     GROWS = "grows"                      # the ATen ops or Python lines grow with the input
     FORBIDDEN_OP = "forbidden_op"        # dispatched a forbidden ATen op
     THREADS = "threads"                  # started a thread while being counted

@@ -169,10 +169,20 @@ class Worker:
     def bench(self, name, calls, which):
         """One timed request: the grader reads this process's CPU clock before sending it and after the reply, so
         decoding the inputs (they arrive with the request), the calls and encoding the outputs at ``which`` (the
-        sample it checks) are all inside the measured window; every output is checked to be a plain tensor."""
+        sample it checks) are all inside the measured window; every output is checked to be a plain tensor.
+
+        Only the sampled outputs are kept: every other one is dropped as soon as it is checked, as a caller that
+        uses each result once would, so the window holds the compute and not k outputs' worth of fresh memory
+        (whose page faults dominated the time of answers with large outputs)."""
         fn = self._function(name)
-        outs = [plain(fn(*args, **kwargs)) for args, kwargs in calls]
-        return {"outs": [outs[i] for i in which]}
+        wanted = set(which)
+        kept: dict[int, object] = {}
+        for i, (args, kwargs) in enumerate(calls):
+            out = plain(fn(*args, **kwargs))
+            if i in wanted:
+                kept[i] = out
+            del out  # the last reference to an unsampled output: freed before the next call
+        return {"outs": [kept[i] for i in which]}
 
     def count(self, name, warm, args, kwargs, cap):
         """ATen ops dispatched and cell lines run by one call, on every thread; stops past ``cap``. The warm-up
