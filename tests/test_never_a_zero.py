@@ -10,6 +10,7 @@ import nbformat
 import pytest
 
 from graders.course.grade import grade_class, ungraded
+from graders.engine.coordinator import Engine
 from graders.model.notebook import answer_id, grade_id_of
 from graders.model.verdict import Reason
 from graders.sandbox.session import WorkerFailure
@@ -73,6 +74,9 @@ def test_a_kernel_that_cannot_start_is_not_graded_and_writes_no_zero(graded, bro
     def cannot(self):
         raise WorkerFailure("the notebook's kernel could not start")
 
+    # the kernel fails after the preflight passed (a machine that broke mid-run): the preflight itself refuses a
+    # kernel that cannot start before any submission (test_a_memory_limit_below_torchs_is_refused...)
+    monkeypatch.setattr(Engine, "preflight", lambda self: None)
     monkeypatch.setattr(ShellSession, "start", cannot)
     [result] = grade_class(course, A, ["ada"], jobs=1)  # in this process: the patched kernel is the one used
     assert not result.success and "kernel could not start" in result.reason, result

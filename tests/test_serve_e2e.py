@@ -43,6 +43,18 @@ ROUGH = Persona("rough", "answers right, floods its output and kills its kernel"
 PLANTED = "planted: the verdict of an earlier grading of this very program"
 
 
+def _own(source: str) -> str:
+    """A program of cy's own (kept verdicts are per program, for every student who writes it): the same code with a
+    first line that computes nothing."""
+    return source.replace("):\n", "):\n    planted = True\n", 1)
+
+
+# cy: the vectorized answers, the first exercise's a program no other student writes
+CY = Persona("cy", "vectorized answers, the first his own program", lambda ex: _own(ex.reference_source())
+             if ex.name == load_assignment(KIT_ROOT / "assignments" / f"{A}.py").exercises[0].name
+             else ex.reference_source(), lambda name: FULL)
+
+
 @pytest.fixture(scope="module")
 def world(tmp_path_factory, broadcasting):
     """A course whose exchange every user reaches, eight students, and the running service."""
@@ -73,8 +85,9 @@ def _plant_verdicts(course, assignment, student):
     ledger = Ledger(ledger_url(course))
     seed = ledger.seed(A)
     first, second = assignment.exercises[:2]
-    cells = submission_cells(ROSTER["ada"].notebook(_release_nb(course), assignment), assignment)
-    looped = Persona("x", "", lambda ex: loop_answer(ex), lambda name: FULL).notebook(_release_nb(course), assignment)
+    cells = submission_cells(CY.notebook(_release_nb(course), assignment), assignment)
+    looped = Persona("x", "", lambda ex: _own(loop_answer(ex)), lambda name: FULL).notebook(_release_nb(course),
+                                                                                          assignment)
     planted = {"correct": passed("correct", PLANTED), "vectorized": passed("vectorized", PLANTED),
                "fast": failed("fast", Reason.TOO_SLOW, PLANTED)}
     failing = {p: failed(p, Reason.WRONG_VALUE, PLANTED) for p in PARTS}
@@ -167,7 +180,7 @@ def test_a_notebook_the_assignment_does_not_have_gets_a_one_line_page_and_costs_
 def test_an_unchanged_program_keeps_its_verdicts_and_a_changed_one_does_not(world, broadcasting):
     course, people, _, _ = world
     cy = people["cy"]
-    cy.answer(broadcasting, ROSTER["ada"])  # the first exercise as planted; the second not the planted loop
+    cy.answer(broadcasting, CY)  # the first exercise as planted; the second not the planted loop
     cy.nbgrader("submit", A)
     [e] = _final(course, cy.name)
     assert e.state == GRADED, e

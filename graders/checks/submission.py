@@ -202,14 +202,12 @@ class GradingRun:
         salt = self.salt(assignment, limits or self.limits, timeouts, sandbox)
         self.keys = {ex.name: program_key(submission, ex.name, salt) for ex in exercises}
         self.computed = set()
-        for name, verdicts in (known or {}).items():
-            if name in self.keys:
-                self.verdicts.put(self.keys[name], verdicts)
         results = {ex.name: deferred() for ex in exercises if ex.name in defer}
-        for ex in exercises:
-            kept = self.verdicts.get(self.keys[ex.name])
+        for ex in exercises:  # what the coordinator knows comes first (the ledger's record, what others were given)
+            kept = (known or {}).get(ex.name) or self.verdicts.get(self.keys[ex.name])
             if kept is not None and ex.name not in results:
                 results[ex.name] = restated(kept, ex, submission)
+                self.verdicts.put(self.keys[ex.name], kept)
         todo = [ex for ex in exercises if ex.name not in results]
         if not todo:
             return results
