@@ -508,6 +508,9 @@ def serve(assignments: Optional[list[str]] = typer.Argument(None, help="Assignme
     except (AlreadyServing, JailUnusable) as exc:
         service.close()
         fail(str(exc))
+    except KeyboardInterrupt:  # a second SIGTERM or Ctrl-C while the service was closing: stopped all the same
+        say("vecgrade serve: stopped")
+        raise typer.Exit(0) from None
 
 
 def _serve_queue(c, names: list[str]) -> None:
