@@ -139,7 +139,7 @@ def _writable(path: Path, option: str) -> Path:
 def build(course: Path = COURSE, check: bool = typer.Option(False, help="Only check that source/ is up to date."),
           wheel: bool = typer.Option(False, "--wheel", help="Also write dist/<the wheel students install>.")):
     """Write source/<assignment>/<assignment>.ipynb from assignments/."""
-    from graders.course.build import is_stale, notebook_path, write_source
+    from graders.course.build import is_stale, notebook_path, update_source
     c = _course(course)
     if wheel:
         from graders.course.wheel import WheelError, write_wheel
@@ -147,14 +147,18 @@ def build(course: Path = COURSE, check: bool = typer.Option(False, help="Only ch
             say(escape(write_wheel(c.root)))
         except WheelError as exc:
             fail(str(exc))
-    stale = []
+    stale, unchanged = [], []
     for assignment in c.assignments.values():
         path = notebook_path(c.root, assignment)
         if check:
             if is_stale(c.root, assignment):
                 stale.append(path)
+        elif update_source(c.root, assignment):
+            say(f"wrote {escape(str(path.relative_to(c.root)))}")
         else:
-            say(f"wrote {escape(str(write_source(c.root, assignment).relative_to(c.root)))}")
+            unchanged.append(assignment.name)
+    if unchanged:
+        say(f"up to date, not written: {escape(', '.join(unchanged))}")
     if stale:
         say("[red]out of date (run `vecgrade build`):[/red] " + escape(", ".join(map(str, stale))))
         raise typer.Exit(1)
