@@ -185,8 +185,9 @@ def validate(assignments: Optional[list[str]] = typer.Argument(None, help="Assig
     if form == "csv":
         sys.stdout.write(validate_view.csv_header())
     for name in chosen:
-        with errors.status(f"validating {name} ..."):
-            rows = validate_assignment(c.assignments[name], seed=seed, only=exercise or None)
+        with errors.status(f"validating {name} ..."):  # and a line per program graded: minutes go by
+            rows = validate_assignment(c.assignments[name], seed=seed, only=exercise or None,
+                                       progress=lambda line: errors.print(escape(line), highlight=False))
         failed += [(f"{name}/{row.exercise.name}", row.problems) for row in rows if row.problems]
         if not rows:
             continue

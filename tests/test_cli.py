@@ -596,7 +596,9 @@ def test_validate_prints_each_format_and_fails_on_a_problem(fresh, monkeypatch, 
         return {p: passed(p, "") if f == "p" else failed(p, Reason.WRONG_VALUE, f"fails {p}")
                 for p, f in zip(PARTS, passes, strict=True)}
 
-    def fake(assignment, seed=0, only=None):
+    def fake(assignment, seed=0, only=None, progress=None):
+        if progress is not None:
+            progress(f"{assignment.name}: the reference graded on 1 exercise(s), 1 of 1 (0 s)")
         ex = assignment.exercise("batch_outer")
         bad_ex = assignment.exercise("softmax_rows")
         good = Row(assignment.name, ex, verdicts("ppp"), verdicts("pff"), verdicts("fff"),
@@ -610,6 +612,8 @@ def test_validate_prints_each_format_and_fails_on_a_problem(fresh, monkeypatch, 
     assert ok.exit_code == 0 and "batch_outer" in ok.stdout, ok.output
     failing = vecgrade("validate", "broadcasting", "--format", form, "-c", fresh.root)
     assert failing.exit_code == 1 and "softmax_rows" in failing.stdout, failing.output
+    assert "broadcasting: the reference graded on 1 exercise(s), 1 of 1" in ok.stderr  # progress, on stderr only
+    assert "graded on" not in ok.stdout
     if form == "csv":
         rows = list(csv.reader(failing.stdout.splitlines()))
         assert len(rows) == 3 and rows[0][0] == "assignment" and {r[1] for r in rows[1:]} == {"batch_outer",
