@@ -9,7 +9,9 @@ import pytest
 from conftest import ROOT
 
 CPU = "https://download.pytorch.org/whl/cpu"
-PIN = re.search(r'"(torch==[^"]+)"', (ROOT / "pyproject.toml").read_text())[1]
+PINNED = re.search(r'"(torch==[^"]+)"', (ROOT / "pyproject.toml").read_text())
+assert PINNED is not None, "pyproject.toml pins no torch"
+PIN = PINNED[1]
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 
