@@ -411,6 +411,7 @@ def _group(pgid: int) -> list[int]:
     return found
 
 
+@pytest.mark.e2e  # the whole `vecgrade serve`, its jail's preflight and its worker processes (about 10 s)
 def test_sigterm_to_the_service_and_its_workers_stops_it_quietly(tmp_path):
     """systemd, docker stop or a terminal signal the whole process group: the service and the worker processes it
     forked each get the SIGTERM. The workers once raised the service's KeyboardInterrupt and printed a traceback
