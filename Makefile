@@ -2,11 +2,16 @@
 # `make docs` builds the documentation site (MkDocs) into site/, warnings as errors.
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# A wheel index to take torch from first; empty (the default): the public index, which on Linux brings the CUDA
+# build (about 5 GB). `make install TORCH_INDEX=https://download.pytorch.org/whl/cpu` installs the CPU-only build.
+TORCH_INDEX ?=
+TORCH_PIN := $(shell sed -n 's/^ *"\(torch==[^"]*\)",*$$/\1/p' pyproject.toml)
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(if $(TORCH_INDEX),$(PY) -m pip install --quiet --index-url $(TORCH_INDEX) $(TORCH_PIN))
 	$(PY) -m pip install --quiet -e '.[instructor,test,dev]'
 	touch $@
 

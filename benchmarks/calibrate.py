@@ -4,9 +4,10 @@ Runs ``validate`` for each seed (one grading run each) and prints one line per
 exercise and seed, then the lowest reference speedup and, as the min over seeds,
 the factor of each half loop (one per growing axis, in the order of ``half_loops``),
 of the Python-list version and of each alternative, next to the thresholds. Use it
-to set ``speedup=`` (at most a third of the lowest speedup) and ``bench_size``/``sized``
-(every half loop and the list version should stay >= 5x the reference's time, every
-alternative at no more than half of ``ref_factor``).
+to set ``speedup=`` (a third of the lowest speedup, rounded down) and ``bench_size``/``sized``
+(``validate``'s rule: every half loop and the list version fail "fast", i.e. take more than
+``ref_factor`` times the reference's time or fall below ``speedup=``; every alternative at no more
+than half of ``ref_factor``).
 Figures are ratios measured in one run; they mean something only side by side.
 
     python benchmarks/calibrate.py [assignments...] [-e EXERCISE ...] [--seeds 0 1 2 3]

@@ -139,7 +139,7 @@ def _writable(path: Path, option: str) -> Path:
 def build(course: Path = COURSE, check: bool = typer.Option(False, help="Only check that source/ is up to date."),
           wheel: bool = typer.Option(False, "--wheel", help="Also write dist/<the wheel students install>.")):
     """Write source/<assignment>/<assignment>.ipynb from assignments/."""
-    from graders.course.build import is_stale, notebook_path, write_source
+    from graders.course.build import is_stale, notebook_path, update_source
     c = _course(course)
     if wheel:
         from graders.course.wheel import WheelError, write_wheel
@@ -147,14 +147,18 @@ def build(course: Path = COURSE, check: bool = typer.Option(False, help="Only ch
             say(escape(write_wheel(c.root)))
         except WheelError as exc:
             fail(str(exc))
-    stale = []
+    stale, unchanged = [], []
     for assignment in c.assignments.values():
         path = notebook_path(c.root, assignment)
         if check:
             if is_stale(c.root, assignment):
                 stale.append(path)
+        elif update_source(c.root, assignment):
+            say(f"wrote {escape(str(path.relative_to(c.root)))}")
         else:
-            say(f"wrote {escape(str(write_source(c.root, assignment).relative_to(c.root)))}")
+            unchanged.append(assignment.name)
+    if unchanged:
+        say(f"up to date, not written: {escape(', '.join(unchanged))}")
     if stale:
         say("[red]out of date (run `vecgrade build`):[/red] " + escape(", ".join(map(str, stale))))
         raise typer.Exit(1)
@@ -181,8 +185,9 @@ def validate(assignments: Optional[list[str]] = typer.Argument(None, help="Assig
     if form == "csv":
         sys.stdout.write(validate_view.csv_header())
     for name in chosen:
-        with errors.status(f"validating {name} ..."):
-            rows = validate_assignment(c.assignments[name], seed=seed, only=exercise or None)
+        with errors.status(f"validating {name} ..."):  # and a line per program graded: minutes go by
+            rows = validate_assignment(c.assignments[name], seed=seed, only=exercise or None,
+                                       progress=lambda line: errors.print(escape(line), highlight=False))
         failed += [(f"{name}/{row.exercise.name}", row.problems) for row in rows if row.problems]
         if not rows:
             continue
@@ -466,8 +471,26 @@ def _export_lms(gb, course, chosen, students: list[str], form: str, to: Path, ro
 
 @app.command()
 def demo(directory: Path = typer.Option(Path("demo-course"), "--dir", help="Fresh course directory to create."),
-         assignment: str = typer.Option("broadcasting", help="Assignment to run the demo class on.")):
-    """Fresh course -> build -> release -> a simulated class -> autograde -> feedback -> CSV -> table."""
+         assignment: str = typer.Option("broadcasting", help="Assignment to run the demo class on."),
+         submissions_only: bool = typer.Option(False, "--submissions-only",
+                                               help="Only put the demo class's notebooks of ASSIGNMENT into "
+                                                    "submitted/ of the course in --course (after nbgrader "
+                                                    "generate_assignment), as nbgrader collect would; no --dir."),
+         course: Path = typer.Option(Path("."), "--course", "-c",
+                                     help="With --submissions-only: the course directory (default: .).")):
+    """Fresh course -> build -> release -> a simulated class -> autograde -> feedback -> CSV -> table.
+
+    With --submissions-only: the simulated class's submissions in an existing course, to grade with vecgrade grade."""
+    if submissions_only:
+        from graders.course.demo import DemoError, submit_demo_class
+        c = _course(course)
+        try:
+            students = submit_demo_class(c, assignment)
+        except DemoError as exc:
+            fail(str(exc))
+        say(f"submitted/<student>/{escape(assignment)}/ for {len(students)} simulated students: "
+            f"{escape(', '.join(students))} (grade them: vecgrade grade {escape(assignment)})")
+        return
     from graders.course.demo import run_demo
     raise typer.Exit(run_demo(directory, assignment, console, errors=errors))
 
@@ -508,6 +531,9 @@ def serve(assignments: Optional[list[str]] = typer.Argument(None, help="Assignme
     except (AlreadyServing, JailUnusable) as exc:
         service.close()
         fail(str(exc))
+    except KeyboardInterrupt:  # a second SIGTERM or Ctrl-C while the service was closing: stopped all the same
+        say("vecgrade serve: stopped")
+        raise typer.Exit(0) from None
 
 
 def _serve_queue(c, names: list[str]) -> None:

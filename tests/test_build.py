@@ -155,3 +155,31 @@ def test_cli_build_check_passes_on_the_committed_course():
     result = subprocess.run([sys.executable, "-m", "graders.cli", "build", "--check", "--course", str(ROOT)],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_build_after_build_wheel_writes_nothing_unless_something_changed(tmp_path, monkeypatch):
+    """`vecgrade build --wheel` builds the notebooks too: the `vecgrade build` after it (the README's workflow)
+    leaves every file as it is, and a notebook or inputs file that differs from a fresh build is written again."""
+    from typer.testing import CliRunner
+
+    from graders.cli import app
+    from graders.course import wheel
+    from graders.course.demo import make_course
+
+    monkeypatch.setattr(wheel, "write_wheel", lambda root: "wrote dist/the.whl")  # pip's part is test_wheel's
+    course = make_course(tmp_path / "course")
+    runner = CliRunner()
+    first = runner.invoke(app, ["build", "--wheel", "-c", str(course.root)])
+    assert first.exit_code == 0 and first.output.count("wrote source/") == len(COURSE), first.output
+    files = [p for a in course.assignments.values() for p in (notebook_path(course.root, a), inputs_path(course.root, a))]
+    stamps = {p: p.stat().st_mtime_ns for p in files}
+    second = runner.invoke(app, ["build", "-c", str(course.root)])
+    assert second.exit_code == 0 and "wrote" not in second.output, second.output
+    assert f"up to date, not written: {', '.join(course.assignments)}" in second.output
+    assert {p: p.stat().st_mtime_ns for p in files} == stamps
+    broadcasting = course.assignments["broadcasting"]  # control: what changed is written again, and only that
+    inputs_path(course.root, broadcasting).write_bytes(b"")
+    third = runner.invoke(app, ["build", "-c", str(course.root)])
+    assert third.exit_code == 0 and third.output.count("wrote ") == 1, third.output
+    assert "wrote source/broadcasting/broadcasting.ipynb" in third.output
+    assert not is_stale(course.root, broadcasting)

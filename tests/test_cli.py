@@ -596,7 +596,9 @@ def test_validate_prints_each_format_and_fails_on_a_problem(fresh, monkeypatch, 
         return {p: passed(p, "") if f == "p" else failed(p, Reason.WRONG_VALUE, f"fails {p}")
                 for p, f in zip(PARTS, passes, strict=True)}
 
-    def fake(assignment, seed=0, only=None):
+    def fake(assignment, seed=0, only=None, progress=None):
+        if progress is not None:
+            progress(f"{assignment.name}: the reference graded on 1 exercise(s), 1 of 1 (0 s)")
         ex = assignment.exercise("batch_outer")
         bad_ex = assignment.exercise("softmax_rows")
         good = Row(assignment.name, ex, verdicts("ppp"), verdicts("pff"), verdicts("fff"),
@@ -610,9 +612,39 @@ def test_validate_prints_each_format_and_fails_on_a_problem(fresh, monkeypatch, 
     assert ok.exit_code == 0 and "batch_outer" in ok.stdout, ok.output
     failing = vecgrade("validate", "broadcasting", "--format", form, "-c", fresh.root)
     assert failing.exit_code == 1 and "softmax_rows" in failing.stdout, failing.output
+    assert "broadcasting: the reference graded on 1 exercise(s), 1 of 1" in ok.stderr  # progress, on stderr only
+    assert "graded on" not in ok.stdout
     if form == "csv":
         rows = list(csv.reader(failing.stdout.splitlines()))
         assert len(rows) == 3 and rows[0][0] == "assignment" and {r[1] for r in rows[1:]} == {"batch_outer",
                                                                                               "softmax_rows"}
     if form == "table":
         assert "softmax_rows: reference fails fast" in " ".join(failing.stdout.split())
+
+
+def test_demo_submissions_only_puts_the_demo_class_into_an_existing_course(tmp_path):
+    """The README's workflow has a step that makes submissions: the demo class's notebooks in submitted/ of the
+    course in --course, made from its release notebook; a course without that notebook, or an unknown assignment,
+    is one line and exit 2 with nothing written."""
+    from graders.course.build import notebook_path, write_source
+    course = make_course(tmp_path / "course")
+    broadcasting = course.assignments["broadcasting"]
+    no_release = vecgrade("demo", "--submissions-only", "-c", course.root)
+    assert_user_error(no_release, "release/broadcasting/broadcasting.ipynb does not exist",
+                      "nbgrader generate_assignment broadcasting")
+    assert not (course.root / "submitted").exists()
+    assert_user_error(vecgrade("demo", "--submissions-only", "--assignment", "nosuch", "-c", course.root),
+                      "no assignment 'nosuch'", "broadcasting")
+    release = course.root / "release" / "broadcasting" / "broadcasting.ipynb"  # as generate_assignment leaves it
+    release.parent.mkdir(parents=True)
+    shutil.copy(write_source(course.root, broadcasting), release)
+    assert notebook_path(course.root, broadcasting).exists()
+    done = vecgrade("demo", "--submissions-only", "-c", course.root)
+    assert done.exit_code == 0, done.output
+    students = [p.student for p in load_roster(KIT_ROOT, broadcasting)]
+    assert sorted(p.name for p in (course.root / "submitted").iterdir()) == sorted(students)
+    assert f"for {len(students)} simulated students" in done.stdout and "vecgrade grade broadcasting" in done.stdout
+    ada = nbformat.read(course.root / "submitted" / "ada" / "broadcasting" / "broadcasting.ipynb", as_version=4)
+    ex = broadcasting.exercises[0]
+    assert any(ex.reference_body().strip().splitlines()[-1].strip() in c.source for c in ada.cells)
+    assert not (course.root / "demo-course").exists()  # --dir is not made

@@ -12,7 +12,7 @@ from graders.serve.service import SERVICE_LOCK
 from conftest import ROOT
 
 WRITTEN = [LEDGER_FILE, f"{LEDGER_FILE}-journal", SERVICE_LOCK, LOCK_NAME, "gradebook.db", "ungraded.csv",
-           "arrivals.csv", "downloaded/broadcasting/archive/all.zip", "submitted/ada/broadcasting/broadcasting.ipynb",
+           "arrivals.csv", "grades.csv", "canvas.csv", "moodle.csv", "downloaded/broadcasting/archive/all.zip", "submitted/ada/broadcasting/broadcasting.ipynb",
            "docs/__pycache__/hooks.cpython-311.pyc", "site/index.html"]
 KEPT = ["assignments/broadcasting.py", "nbgrader_config.py", "docs/instructor.md", "source/broadcasting/x.ipynb"]
 

@@ -3,7 +3,10 @@ the ledger, the gradebook lock, the feedback pages, the queue in ``vecgrade stat
 from __future__ import annotations
 
 import os
+import signal
 import stat
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -392,3 +395,59 @@ def test_a_failure_of_the_service_itself_retries_the_batch_then_refuses_it(tmp_p
         assert not service.step()  # nothing left to do
     finally:
         service.close()
+
+
+def _group(pgid: int) -> list[int]:
+    """The live processes of process group ``pgid`` (from /proc: field 5 of stat is the group)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat_line = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat_line.rsplit(")", 1)[1].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.e2e  # the whole `vecgrade serve`, its jail's preflight and its worker processes (about 10 s)
+def test_sigterm_to_the_service_and_its_workers_stops_it_quietly(tmp_path):
+    """systemd, docker stop or a terminal signal the whole process group: the service and the worker processes it
+    forked each get the SIGTERM. The workers once raised the service's KeyboardInterrupt and printed a traceback
+    each; now the service stops them, says it stopped, and exits 0 with nothing on stderr."""
+    course = _served_course(tmp_path)
+    out, err = tmp_path / "out.txt", tmp_path / "err.txt"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    with open(out, "w") as stdout, open(err, "w") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "graders.cli", "serve", "broadcasting", "--jobs", "2"],
+                                cwd=course.root, stdout=stdout, stderr=stderr, env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        while "serving " not in out.read_text() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert proc.poll() is None and "serving " in out.read_text(), out.read_text() + err.read_text()
+        assert len(_group(proc.pid)) >= 3, _group(proc.pid)  # control: the signal reaches its workers too
+        os.killpg(proc.pid, signal.SIGTERM)
+        code = proc.wait(120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert code == 0, out.read_text() + err.read_text()
+    assert out.read_text().splitlines()[-1].endswith("stopped"), out.read_text()
+    assert "Traceback" not in err.read_text() and "KeyboardInterrupt" not in err.read_text(), err.read_text()
+    assert _group(proc.pid) == []  # no worker left behind
+
+
+def test_a_keyboard_interrupt_while_the_service_closes_is_one_line_and_exit_0(tmp_path, monkeypatch):
+    """A second SIGTERM (or Ctrl-C) while the service is closing reaches the command: one line, no traceback."""
+    course = _served_course(tmp_path)
+
+    def interrupted(self):
+        raise KeyboardInterrupt("signal 15")
+
+    monkeypatch.setattr(Service, "run", interrupted)
+    out = CliRunner().invoke(app, ["serve", "broadcasting", "-c", str(course.root), "--jobs", "1"])
+    assert out.exit_code == 0 and out.output.strip() == "vecgrade serve: stopped", out.output
+    assert out.exception is None or isinstance(out.exception, SystemExit)

@@ -88,3 +88,19 @@ def test_derived_python_list_version_is_correct_but_iterates(broadcasting):
     x = torch.randn(4, 5)
     assert torch.allclose(namespace["softmax_rows"](x), ex.reference(x))
     assert "for v in" in python_list_source(ex) and ".tolist()" in python_list_source(ex)
+
+
+def test_validate_says_as_each_program_is_graded(broadcasting):
+    """`vecgrade validate` once printed nothing for minutes between two assignments' tables: each program of the
+    loop class reports as its grading finishes, in order, counted."""
+    lines: list[str] = []
+    ex = broadcasting.exercise("batch_outer")
+    only_one = dataclasses.replace(ex, half_loops=ex.half_loops[:1], alternatives=ex.alternatives[:2])
+    one = dataclasses.replace(broadcasting, exercises=(only_one,))
+    [row] = validate_assignment(one, only=["batch_outer"], progress=lines.append)
+    whats = ["the reference", "the loop version", "the stub", "the Python-list version", "half loop 1",
+             "alternative 1", "alternative 2"]
+    assert len(lines) == len(whats), lines
+    for i, (line, what) in enumerate(zip(lines, whats, strict=True), 1):
+        assert line.startswith(f"broadcasting: {what} graded on 1 exercise(s), {i} of {len(whats)} ("), line
+    assert row.exercise.name == "batch_outer"

@@ -252,3 +252,13 @@ def write_source(course_root: Path, assignment: Assignment) -> Path:
     path.write_text(render(assignment))
     inputs_path(course_root, assignment).write_bytes(render_inputs(assignment))
     return path
+
+
+def update_source(course_root: Path, assignment: Assignment) -> bool:
+    """``vecgrade build``: write the notebook and its inputs only where they differ from a fresh build (a content
+    check); True when written. A second build with nothing changed (after ``vecgrade build --wheel``, say) writes
+    nothing, so an open notebook, nbgrader's source/ and its timestamps are left alone."""
+    if not is_stale(course_root, assignment):
+        return False
+    write_source(course_root, assignment)
+    return True

@@ -129,6 +129,23 @@ def submit_class(course: Course, assignment_name: str, people: list[Persona] | N
     return students
 
 
+def submit_demo_class(course: Course, assignment_name: str) -> list[str]:
+    """``vecgrade demo --submissions-only``: the demo class's notebooks of ``assignment_name`` in ``submitted/`` of
+    an existing course, made from its ``release/`` notebook, as ``nbgrader collect`` would leave them (a demo
+    student's earlier submission is replaced). ``DemoError`` for a mistake, before anything is written."""
+    if assignment_name not in course.assignments:
+        raise DemoError(f"no assignment {assignment_name!r} in {course.root}; choose one of: "
+                        f"{', '.join(course.assignments)}")
+    release = course.root / "release" / assignment_name / f"{assignment_name}.ipynb"
+    if not release.exists():
+        raise DemoError(f"{release} does not exist: run `nbgrader generate_assignment {assignment_name}` first "
+                        "(the demo class answers in the release notebook)")
+    problems = roster_problems(KIT_ROOT, course.assignments[assignment_name])
+    if problems:
+        raise DemoError("; ".join(problems))
+    return submit_class(course, assignment_name)
+
+
 def deserved_marks(ex: Exercise, persona: Persona) -> tuple[float, ...]:
     """The points ``persona`` deserves on ``ex``, part by part."""
     return tuple(f * ex.points.of(p) for f, p in zip(persona.deserves(ex.name), PARTS, strict=True))

@@ -23,6 +23,7 @@ from graders.model.verdict import GATED_MESSAGE, Reason, Status, Verdict, cell_v
 
 GATED = GATED_MESSAGE
 NUMBER = re.compile(r"(?<![\w.])[+-]?\d+(?:\.\d+)?(?:e[+-]?\d+)?")
+MAX_MESSAGE = 400  # characters of a message kept: every message of the grader fits (the longest "fast" ~310)
 SLOT = "\x00"  # where a number was taken out of a message (a message never holds NUL)
 
 
@@ -71,7 +72,7 @@ class Verdicts:
 
     def count(self, exercise: str, part: str, text: str) -> None:
         first = text.strip().splitlines()[0] if text.strip() else "(no message)"
-        first = first[:300].replace(SLOT, "")
+        first = first[:MAX_MESSAGE].replace(SLOT, "")
         shape = NUMBER.sub(SLOT, first)
         group = self.failures.setdefault(exercise, {}).setdefault(
             (part, shape), Failure(part, shape, [[] for _ in NUMBER.findall(first)]))

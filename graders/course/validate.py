@@ -18,7 +18,9 @@ thresholds can be calibrated on the grading machine.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
+from typing import Callable
 
 from graders.checks.submission import GradingRun, grade_submission
 from graders.checks.vocabulary import Verdict
@@ -158,21 +160,33 @@ class Row:
         return self.python_list["fast"].figures.get("ref_factor")
 
 
-def validate_assignment(assignment: Assignment, seed: int = 0, only: list[str] | None = None) -> list[Row]:
+def validate_assignment(assignment: Assignment, seed: int = 0, only: list[str] | None = None,
+                        progress: Callable[[str], None] | None = None) -> list[Row]:
+    """Grade each program of the loop class (reference, loop, stub, list version, each half loop, each alternative)
+    on the chosen exercises; ``progress`` gets one line as each program's grading finishes (minutes apart at
+    most: a program is one grading per exercise), saying what was graded and how many of how many."""
     exercises = [ex for ex in assignment.exercises if only is None or ex.name in only]
+    halves = max((len(ex.half_loops) for ex in exercises), default=0)
+    alts = max((len(ex.alternatives) for ex in exercises), default=0)
+    total, done, start = 4 + halves + alts, 0, time.perf_counter()
 
-    def grade(program: Program, chosen: list[Exercise]) -> dict[str, dict[str, Verdict]]:
-        if not chosen:
-            return {}
-        return grade_submission(assignment, program, only=[ex.name for ex in chosen], run=run)
+    def grade(what: str, program: Program, chosen: list[Exercise]) -> dict[str, dict[str, Verdict]]:
+        nonlocal done
+        graded = grade_submission(assignment, program, only=[ex.name for ex in chosen], run=run) if chosen else {}
+        done += 1
+        if progress is not None:
+            progress(f"{assignment.name}: {what} graded on {len(chosen)} exercise(s), {done} of {total} "
+                     f"({time.perf_counter() - start:.0f} s)")
+        return graded
 
     with GradingRun(seed) as run:  # one run: one reference worker, the loop timed once
-        reference, loop, stub, python_list = (grade(program(assignment), exercises) for program in (
-            reference_program, loop_program, stub_program, python_list_program))
-        half_loops = [grade(half_loop_program(assignment, k), [ex for ex in exercises if len(ex.half_loops) > k])
-                      for k in range(max((len(ex.half_loops) for ex in exercises), default=0))]
-        alternatives = [grade(alternative_program(assignment, k), [ex for ex in exercises if len(ex.alternatives) > k])
-                        for k in range(max((len(ex.alternatives) for ex in exercises), default=0))]
+        reference, loop, stub, python_list = (grade(what, program(assignment), exercises) for what, program in (
+            ("the reference", reference_program), ("the loop version", loop_program), ("the stub", stub_program),
+            ("the Python-list version", python_list_program)))
+        half_loops = [grade(f"half loop {k + 1}", half_loop_program(assignment, k),
+                            [ex for ex in exercises if len(ex.half_loops) > k]) for k in range(halves)]
+        alternatives = [grade(f"alternative {k + 1}", alternative_program(assignment, k),
+                              [ex for ex in exercises if len(ex.alternatives) > k]) for k in range(alts)]
     return [Row(assignment.name, ex, reference[ex.name], loop[ex.name], stub[ex.name],
                 [alternatives[k][ex.name] for k in range(len(ex.alternatives))],
                 [half_loops[k][ex.name] for k in range(len(ex.half_loops))], python_list[ex.name])

@@ -51,8 +51,9 @@ LEGEND = ("✓ passes, ✗ fails. ref: the reference on correct/vectorized/fast 
           "that pass all three parts; loop: the loop version on vectorized (must fail); half, list: the half loop "
           "and the Python-list version on vectorized/fast (must fail both); stub: the stub on correct (must fail). "
           "speedup: the reference's over the loop version, against the exercise's threshold (needed); half ×, "
-          "list ×: their time over the reference's (keep them at 5x or more). - : not measured (stopped early as "
-          "far slower, not timed because it was not correct, or no half loop).")
+          "list ×: their time over the reference's (failing fast means over ref_factor, 3x by default, or a "
+          "speedup below needed). - : not measured (stopped early as far slower, not timed because it was not "
+          "correct, or no half loop).")
 
 
 def _factor(x: object) -> str:

@@ -115,7 +115,11 @@ class Service:
     def run(self) -> None:
         """Serve until SIGTERM or Ctrl-C. SIGTERM lets the grading under way finish and be released (a
         second SIGTERM, like Ctrl-C, stops at once); the ledger is consistent whichever way it stops."""
+        owner = os.getpid()
+
         def terminate(signum, frame):
+            if os.getpid() != owner:  # a worker forked from this process, signalled with its group: the service
+                return                # stops its workers itself (a KeyboardInterrupt there was a traceback each)
             if self.stopping or self.idle:
                 raise KeyboardInterrupt(f"signal {signum}")
             self.stopping = True
