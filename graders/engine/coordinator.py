@@ -73,7 +73,7 @@ class Planned:
 
 
 @dataclass
-class Progress:
+class StudentProgress:
     """One student's notebooks in this call of ``grade``."""
     left: int
     seconds: float = 0.0
@@ -243,7 +243,7 @@ class Engine:
                 self.course.api(config=self.record_config(sanitized=True)) as api, \
                 self.course.api(config=self.record_config(sanitized=False)) as sanitizing:
 
-            def record(student: str, state: Progress) -> None:
+            def record(student: str, state: StudentProgress) -> None:
                 """Record a student through nbgrader, unless something was not graded: then nothing is written,
                 and the earlier marks and files stay (never a 0)."""
                 if student in self._refused:
@@ -266,7 +266,7 @@ class Engine:
         while pending:
             yield pending.popleft()
 
-    def _grade(self, students: list[str], record: Callable[[str, Progress], None],
+    def _grade(self, students: list[str], record: Callable[[str, StudentProgress], None],
                on_start: Callable[[str], None]) -> Iterator[None]:
         """The dispatch loop; yields after each round, so the results recorded in it can go out."""
         definitions = self.definitions()
@@ -276,7 +276,7 @@ class Engine:
             self.measured = self.measure_references(definitions)
         queue: deque[str] = deque(students)
         ready: deque[Planned] = deque()
-        progress: dict[str, Progress] = {}
+        progress: dict[str, StudentProgress] = {}
         waiting: list[Planned] = []
         by_job: dict[int, Planned] = {}
         assignment = self.assignment()
@@ -324,7 +324,7 @@ class Engine:
                     on_start(student)
                     with self.course.inside():
                         jobs = self._prepare(student, definitions)
-                    progress[student] = Progress(len(jobs))
+                    progress[student] = StudentProgress(len(jobs))
                     if not jobs:
                         record(student, progress[student])  # nothing to precompute: nbgrader says why
                     ready.extend(jobs)

@@ -28,9 +28,9 @@ import torch
 from graders.checks.compare import mismatch
 from graders.checks.rules import forbidden_ops_used, grows
 from graders.checks.static import LOOP_HINT, Finding, Submission, summarize
+from graders.model.verdict import GATED_MESSAGE as GATED
 from graders.student import history, work
 
-GATED = "not graded until the answer is correct"
 NOT_TIMED = "not checked here: the grader times it"
 FAR = 6.0  # an estimate this many times off the speed bar is worth a word; nearer, only the grader's timing tells
 # under autograde the grader decides every part elsewhere: an example call that never ends costs the class
