@@ -6,9 +6,12 @@ import io
 import logging
 import os
 import re
+import shutil
+import subprocess
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 import pytest
@@ -23,13 +26,14 @@ from graders.model.inert import inert, is_inert
 from graders.model.verdict import Reason
 from graders.pipeline import refusals
 from graders.pipeline.intake import Intake
+from graders.sandbox import owner
 from graders.serve import admission as admission_module
 from graders.serve import pages, watcher
 from graders.serve.admission import Admission
 from graders.serve.ledger import QUEUED, REFUSED, SUPERSEDED, Ledger, ledger_url
 from graders.serve.logline import outcome_line
 from graders.serve.queue import queue_table
-from graders.serve.service import Service, remove_leftovers, staging_prefix
+from graders.serve.service import Service
 from graders.serve.settings import Serve
 from graders.serve.watcher import Caps, Refused, check_notebooks, stage
 
@@ -37,6 +41,7 @@ from conftest import ROOT
 
 SOURCE = ROOT / "source" / "broadcasting" / "broadcasting.ipynb"
 TS = "2025-01-01 10:00:00 UTC"
+ME = watcher.user_name(os.getuid())  # the entries' owner: the owner check passes for them
 # a forged log line (a folder name holds no "/": U+2215 looks like one), erase-line, a window title, a formula,
 # unicode, the longest name: its inbound folder's name is 255 bytes
 HOSTILE = ["ada\nstudent=victim assignment=broadcasting queued=0.0s grading=1.0s outcome=graded 16\u221516",
@@ -61,7 +66,7 @@ def _printed(table, lines) -> list[str]:
     return printed
 
 
-def _entry(inbound: Path, student: str = "root", stamp: str = TS, tail: str = "x") -> Path:
+def _entry(inbound: Path, student: str = ME, stamp: str = TS, tail: str = "x") -> Path:
     folder = inbound / f"{student}+broadcasting+{stamp}+{tail}"
     folder.mkdir(parents=True)
     (folder / "broadcasting.ipynb").write_text(SOURCE.read_text())
@@ -89,7 +94,7 @@ def test_an_honest_entry_is_staged_byte_for_byte_with_its_folders(tmp_path):
     folder = _entry(tmp_path / "inbound")
     (folder / "data" / "more").mkdir(parents=True)
     (folder / "data" / "more" / "table.csv").write_bytes(b"a,b\n1,2\n")
-    stage(folder, tmp_path / "staged", "root", True, Caps(10**8))
+    stage(folder, tmp_path / "staged", ME, True, Caps(10**8))
     assert (tmp_path / "staged" / "broadcasting.ipynb").read_text() == SOURCE.read_text()
     assert (tmp_path / "staged" / "data" / "more" / "table.csv").read_bytes() == b"a,b\n1,2\n"
 
@@ -98,15 +103,15 @@ def test_twenty_nested_folders_with_long_names_are_refused_before_any_copy(tmp_p
     folder = _entry(tmp_path / "inbound")
     _nest(folder, 20, 250)
     with pytest.raises(Refused) as found:
-        stage(folder, tmp_path / "staged", "root", True, Caps(10**8))
+        stage(folder, tmp_path / "staged", ME, True, Caps(10**8))
     assert "too long" in str(found.value) and "\n" not in str(found.value)
     assert not (tmp_path / "staged").exists()
     folder2 = _entry(tmp_path / "inbound2")
     _nest(folder2, 12, 3)  # short names, but deeper than the cap
     with pytest.raises(Refused, match="more than 8 deep"):
-        stage(folder2, tmp_path / "staged2", "root", True, Caps(10**8))
+        stage(folder2, tmp_path / "staged2", ME, True, Caps(10**8))
     _nest(_entry(tmp_path / "inbound3"), 8, 40)  # at the caps: staged
-    stage(next((tmp_path / "inbound3").iterdir()), tmp_path / "staged3", "root", True, Caps(10**8))
+    stage(next((tmp_path / "inbound3").iterdir()), tmp_path / "staged3", ME, True, Caps(10**8))
 
 
 def test_too_many_files_or_bytes_are_refused_before_any_copy(tmp_path):
@@ -114,14 +119,14 @@ def test_too_many_files_or_bytes_are_refused_before_any_copy(tmp_path):
     for i in range(120):
         (folder / f"f{i}.txt").write_text("x")
     with pytest.raises(Refused, match="more than 100 files and folders"):
-        stage(folder, tmp_path / "staged", "root", True, Caps(10**8, max_files=100))
+        stage(folder, tmp_path / "staged", ME, True, Caps(10**8, max_files=100))
     assert not (tmp_path / "staged").exists()
-    stage(folder, tmp_path / "staged", "root", True, Caps(10**8, max_files=200))  # under the cap: staged
+    stage(folder, tmp_path / "staged", ME, True, Caps(10**8, max_files=200))  # under the cap: staged
     sparse = _entry(tmp_path / "sparse")
     with open(sparse / "big.bin", "wb") as f:  # a sparse file: no disk used, 200 MB when copied
         f.truncate(200 * 10**6)
     with pytest.raises(Refused, match="larger than 100 MB"):
-        stage(sparse, tmp_path / "staged-sparse", "root", True, Caps(100 * 10**6))
+        stage(sparse, tmp_path / "staged-sparse", ME, True, Caps(100 * 1024**2))
     assert not (tmp_path / "staged-sparse").exists()
 
 
@@ -143,7 +148,7 @@ def test_a_file_that_changes_between_count_and_copy_is_refused_and_never_copied_
 
     monkeypatch.setattr(watcher, "_survey", then_change)
     with pytest.raises(Refused, match="changed while it was being submitted"):
-        stage(folder, tmp_path / "staged", "root", True, Caps(10**8))
+        stage(folder, tmp_path / "staged", ME, True, Caps(10**8))
     assert not (tmp_path / "staged").exists()
 
 
@@ -166,7 +171,7 @@ def test_a_file_that_grows_during_the_copy_is_read_one_byte_past_its_count_at_mo
     monkeypatch.setattr(watcher.os, "fdopen", lambda fd, mode="r", *a, **k: Spy(io.FileIO(fd, "r"))
                         if mode == "rb" else opened(fd, mode, *a, **k))
     with pytest.raises(Refused, match="data.bin` changed while it was being submitted"):
-        stage(folder, tmp_path / "staged", "root", True, Caps(10**8))
+        stage(folder, tmp_path / "staged", ME, True, Caps(10**8))
     assert -1 not in asked and max(asked) <= 10**6 + 1
 
 
@@ -316,23 +321,28 @@ def test_a_staged_copy_is_removed_when_its_entry_ends(tmp_path, monkeypatch):
     assert not service.staging.exists()
 
 
-def test_leftovers_of_a_crashed_service_are_removed_and_nothing_else(tmp_path):
-    course = make_course(tmp_path / "course")
+def test_a_killed_services_staged_copies_are_removed_at_the_next_start_and_nothing_else(tmp_path, monkeypatch):
+    proc = subprocess.Popen(["sleep", "30"])
+    dead = owner.tag(proc.pid)
+    proc.kill()
+    proc.wait()
     tmp = Path(tempfile.gettempdir())
-    mine = Path(tempfile.mkdtemp(prefix=staging_prefix(course)))
-    crashed = Path(tempfile.mkdtemp(prefix=staging_prefix(course)))
-    (crashed / "entry").mkdir()
-    other_course = Path(tempfile.mkdtemp(prefix="vecgrade-serve-000000000000-"))
-    target = Path(tempfile.mkdtemp())
-    link = tmp / (staging_prefix(course) + "link")
-    link.symlink_to(target)
+    crashed = tmp / f"vecgrade-serve-{dead}-0badc0de"  # what a SIGKILLed service left: its staged copies
+    (crashed / "ada+broadcasting+x" / "vecgrade").mkdir(parents=True)
+    course = make_course(tmp_path / "course")
+    (course.root / "exchange" / "vecgrade" / "inbound").mkdir(parents=True)
+    service = Service(course, ["broadcasting"])
+    other = Service(course, ["broadcasting"])  # a live one's staging stays
+    monkeypatch.setattr(service, "grader", lambda a: SimpleNamespace(preflight=lambda: None, warm=lambda: False))
     try:
-        assert remove_leftovers(course, keep=mine) == [crashed]
-        assert mine.is_dir() and other_course.is_dir() and target.is_dir() and link.is_symlink()
+        assert service.staging.name.startswith(f"vecgrade-serve-{owner.tag()}-")
+        service.start()
+        assert not crashed.exists() and service.staging.is_dir() and other.staging.is_dir()
     finally:
-        link.unlink()
-        for p in (mine, other_course, target):
-            os.rmdir(p)
+        shutil.rmtree(crashed, ignore_errors=True)
+        service.close()
+        other.close()
+    assert not service.staging.exists()
 
 
 # --- student-controlled text is inert everywhere -------------------------------------------------------------
@@ -448,7 +458,7 @@ def test_the_service_puts_the_students_words_on_the_page_and_keeps_the_teachers_
     service = Service(course, ["broadcasting"])
     try:
         folder = _entry(inbound)
-        service.ledger.add(folder.name, "root", "broadcasting", TS, "root")
+        service.ledger.add(folder.name, ME, "broadcasting", TS, ME)
         service._refuse(service.ledger.get(folder.name), "EmptyNotebookError: ... then vecgrade grade broadcasting",
                         "`broadcasting.ipynb` is an empty notebook (no cells): open the notebook you worked in, "
                         "save it, and submit again")

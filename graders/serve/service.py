@@ -14,12 +14,8 @@ or Ctrl-C stops at once.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
-import shutil
 import signal
-import stat
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +29,7 @@ from graders.engine.coordinator import Engine
 from graders.engine.course import Course
 from graders.model.inert import inert
 from graders.pipeline.intake import Intake
+from graders.sandbox.scratch import Scratch, sweep
 from graders.serve import pages
 from graders.serve.admission import Admission
 from graders.serve.ledger import GRADED, GRADING, QUEUED, REFUSED, SUPERSEDED, Entry, Ledger, ledger_url
@@ -68,26 +65,6 @@ def serving(course: Course) -> Iterator[None]:
         os.close(fd)
 
 
-def staging_prefix(course: Course) -> str:
-    """The staging folders' name for this course (in the temporary folder): one per service, the course's hash."""
-    return f"vecgrade-serve-{hashlib.sha256(str(course.root.resolve()).encode()).hexdigest()[:12]}-"
-
-
-def remove_leftovers(course: Course, keep: Path) -> list[Path]:
-    """Staging folders of this course that a crashed service left in the temporary folder (only real folders of
-    this user: never a link, never another user's); called while holding the service lock."""
-    removed = []
-    for found in Path(tempfile.gettempdir()).glob(staging_prefix(course) + "*"):
-        try:
-            st = os.lstat(found)
-        except OSError:
-            continue
-        if found != keep and stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
-            shutil.rmtree(found, ignore_errors=True)
-            removed.append(found)
-    return removed
-
-
 class Service:
     def __init__(self, course: Course, assignments: list[str] | None = None, jobs: int = 1,
                  scheduler: str | None = None, clock: Callable[[], float] = time.time):
@@ -100,8 +77,10 @@ class Service:
         self.ledger = Ledger(ledger_url(course))
         self.workers = Workers(jobs, scheduler)
         self.graders: dict[str, Engine] = {}
-        # 0700: only this service reads it; named after the course, so the next start removes what a crash left
-        self.staging = Path(tempfile.mkdtemp(prefix=staging_prefix(course)))
+        # <tmp>/vecgrade-serve-<pid.start>-<random>, 0700: only this service reads it; removed when the service
+        # stops, and by the next run when the service was killed (graders.sandbox.scratch: its owner has ended)
+        self._staging = Scratch("serve")
+        self.staging = Path(self._staging.name)
         intake = Intake(config=self.config)  # the caps grading applies, applied before anything is copied
         caps = Caps(max_bytes=min(CourseDirectory(config=self.config).max_dir_size * 1000, intake.max_bytes),
                     max_files=intake.max_files, max_cells=intake.max_cells)
@@ -115,8 +94,8 @@ class Service:
 
     def start(self) -> None:
         """Take up what a previous run left unfinished, then warm each released assignment's grader."""
-        for found in remove_leftovers(self.course, self.staging):
-            log.info("removed %s, left by a service that stopped without cleaning up", found)
+        for found in sweep():  # a killed service's staged copies (and any grading process's folders) go now
+            log.info("removed %s, left by a process that was killed", found)
         for e in self.ledger.select(self.served, [GRADING]):
             self._again_or_refuse(e, "the service stopped during it")
         if self.served:  # a jail runs torch under the configured limits, or the service refuses to start
@@ -141,7 +120,7 @@ class Service:
             grader.close()
         self.workers.close()
         self.ledger.close()
-        shutil.rmtree(self.staging, ignore_errors=True)
+        self._staging.cleanup()
 
     def run(self) -> None:
         """Serve until SIGTERM or Ctrl-C. SIGTERM lets the grading under way finish and be released (a

@@ -176,8 +176,8 @@ def _survey(top: int, student: str, check_owner: bool, caps: Caps) -> _Planned:
                     else:
                         size += info.st_size
                         if size > caps.max_bytes:
-                            raise Refused(f"the submission is larger than {caps.max_bytes / 1e6:g} MB: keep only "
-                                          "the notebook and the files it needs, and submit again")
+                            raise Refused(f"the submission is larger than {caps.max_bytes / 1024 ** 2:.4g} MB: keep "
+                                          "only the notebook and the files it needs, and submit again")
                         plan.files[parts] = info.st_size
             finally:
                 if fd != top:
