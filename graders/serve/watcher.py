@@ -302,7 +302,7 @@ def check_notebooks(folder: Path, known: list[str], max_cells: int = 10_000) -> 
     worded for the student: what is wrong, and what to do in their own assignment folder."""
     if not known:
         raise Refused("this assignment is not in the course's gradebook yet; ask your teacher")
-    found = sorted(p.stem for p in folder.glob("*.ipynb"))
+    found = sorted(p.stem for p in folder.glob("*.ipynb") if p.is_file())  # a folder named x.ipynb is no notebook
     if not found:
         raise Refused(no_notebook_for_student(known))
     unknown = [f"{n}.ipynb" for n in found if n not in known]
