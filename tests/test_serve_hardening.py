@@ -268,6 +268,27 @@ def test_a_refusal_that_cannot_even_be_recorded_is_tried_again_later(admission, 
     assert admission.ledger.get(bad.name).state == REFUSED
 
 
+def test_an_entry_name_that_is_not_utf8_is_skipped_and_the_next_admitted(admission):
+    os.mkdir(os.fsencode(admission.inbound) + b"/ada\xff+broadcasting+" + TS.encode() + b"+x")
+    good = _entry(admission.inbound, tail="b")
+    admission.admit_new()
+    admission.admit_new()
+    assert admission.ledger.known() == {good.name} and admission.ledger.get(good.name).state == QUEUED
+
+
+def test_a_refusals_page_is_bounded_whatever_the_entry_holds(admission):
+    folder = _entry(admission.inbound, tail="many")
+    for i in range(300):
+        (folder / f"n{i:03}.ipynb").write_text("{}")
+    admission.admit_new()
+    assert admission.ledger.get(folder.name).state == REFUSED  # more than 100 files
+    assert len(list((admission.exchange / "feedback").iterdir())) == admission_module.PAGES_MAX
+    honest = _entry(admission.inbound, tail="one")
+    (honest / "broadcasting (1).ipynb").write_text(SOURCE.read_text())
+    admission.admit_new()
+    assert len(list((admission.exchange / "feedback").iterdir())) == admission_module.PAGES_MAX + 2
+
+
 def test_at_most_max_pending_submissions_of_a_student_wait(admission):
     names = [_entry(admission.inbound, stamp=f"2025-01-01 10:0{i}:00 UTC", tail=f"t{i}").name for i in range(5)]
     admission.admit_new()

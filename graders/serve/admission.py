@@ -18,6 +18,7 @@ count from the first scan that listed the entry.
 """
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -46,6 +47,29 @@ from graders.serve.watcher import (
     scan,
     stage,
 )
+
+PAGES_MAX, PAGE_SCAN_MAX = 20, 1000  # notebooks given a page; entries of an inbound folder looked at to find them
+
+
+def _is_text(name: str) -> bool:
+    try:
+        name.encode()
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def _notebook_ids(folder: Path) -> list[str]:
+    """The notebooks ``nbgrader fetch_feedback`` looks for a page of, bounded: at most ``PAGES_MAX`` of them, found
+    among the first ``PAGE_SCAN_MAX`` entries (a refused entry may hold a million files)."""
+    found = []
+    with os.scandir(folder) as entries:
+        for i, entry in enumerate(entries):
+            if i >= PAGE_SCAN_MAX or len(found) >= PAGES_MAX:
+                break
+            if entry.name.endswith(".ipynb") and entry.is_file(follow_symlinks=False) and _is_text(entry.name):
+                found.append(entry.name[:-len(".ipynb")])
+    return sorted(found)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -76,6 +100,10 @@ class Admission:
         now = self.clock()
         for name in scan(self.inbound):
             if name in self.known or name in self.others or self.retry_at.get(name, now) > now:
+                continue
+            if not _is_text(name):  # bytes that are not UTF-8: no nbgrader client writes it, no ledger stores it
+                log.warning("skipped an inbound entry whose name is not UTF-8: %s", inert(name))
+                self.others.add(name)
                 continue
             self.first_seen.setdefault(name, now)
             try:
@@ -196,7 +224,7 @@ class Admission:
             _, staged = self._paths(name)
             folder = self.inbound / name if is_folder(self.inbound / name) else staged
             secret = read_secret(folder)
-            notebooks = sorted(p.stem for p in folder.glob("*.ipynb")) if folder.is_dir() else []
+            notebooks = _notebook_ids(folder) if is_folder(folder) else []
             if not secret or not notebooks:
                 return  # nothing the student's client could find a page by
             pages.publish(self.exchange, secret, notebooks,
