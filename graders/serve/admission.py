@@ -62,7 +62,7 @@ def _is_text(name: str) -> bool:
 def _notebook_ids(folder: Path) -> list[str]:
     """The notebooks ``nbgrader fetch_feedback`` looks for a page of, bounded: at most ``PAGES_MAX`` of them, found
     among the first ``PAGE_SCAN_MAX`` entries (a refused entry may hold a million files)."""
-    found = []
+    found: list[str] = []
     with os.scandir(folder) as entries:
         for i, entry in enumerate(entries):
             if i >= PAGE_SCAN_MAX or len(found) >= PAGES_MAX:
