@@ -151,15 +151,17 @@ def _survey(top: int, student: str, check_owner: bool, caps: Caps) -> _Planned:
             here, fd = pending.pop()
             try:
                 _check(os.fstat(fd), here, student, check_owner)
+                names = []
                 with os.scandir(fd) as found:
-                    names = sorted(e.name for e in found)
-                for name in names:
+                    for entry in found:  # stops at the cap: a folder of a million files costs no more than 100
+                        entries += 1
+                        if entries > caps.max_files:
+                            raise Refused(f"the submission holds more than {caps.max_files} files and folders: "
+                                          "keep only the notebook and the files it needs in the assignment's "
+                                          "folder, and submit again")
+                        names.append(entry.name)
+                for name in sorted(names):
                     parts = (*here, name)
-                    entries += 1
-                    if entries > caps.max_files:
-                        raise Refused(f"the submission holds more than {caps.max_files} files and folders: keep "
-                                      "only the notebook and the files it needs in the assignment's folder, and "
-                                      "submit again")
                     if len(os.fsencode(name)) > MAX_NAME_BYTES or \
                             len(os.fsencode("/".join(parts))) > caps.max_path_bytes:
                         raise Refused(f"the submission holds a file or folder name that is too long "
