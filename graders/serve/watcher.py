@@ -205,7 +205,7 @@ def _copy_file(src_dir: int, dest_dir: int, parts: tuple[str, ...], counted: int
         _check(info, parts, student, check_owner)
         if not stat.S_ISREG(info.st_mode) or info.st_size != counted:
             raise changed
-        out_fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dest_dir)
+        out_fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666, dir_fd=dest_dir)
         with os.fdopen(out_fd, "wb") as out:
             left = counted + 1  # one byte more than counted: a file that grew is seen, and never copied past it
             while left > 0:
@@ -238,7 +238,7 @@ def stage(source: Path, dest: Path, student: str, check_owner: bool, max_bytes: 
                           f"{inert(user_name(st.st_uid))}")
         plan = _survey(top, student, check_owner, caps)
         shutil.rmtree(dest, ignore_errors=True)
-        dest.mkdir(parents=True, mode=0o700)
+        dest.mkdir(parents=True)  # modes as a plain copy makes them: the staging root is 0700
         try:
             dest_top = _open_dir(str(dest), None)
             try:
@@ -263,7 +263,7 @@ def _copy(src: int, dest: int, here: tuple[str, ...], plan: _Planned, student: s
             _copy_file(src, dest, parts, size, student, check_owner)
     for parts in plan.folders:
         if parts[:-1] == here:
-            os.mkdir(parts[-1], 0o700, dir_fd=dest)
+            os.mkdir(parts[-1], 0o777, dir_fd=dest)
             try:
                 sub = _open_dir(parts[-1], src)
             except OSError:
