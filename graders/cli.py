@@ -18,6 +18,7 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from graders.model.exercise import PARTS
+from graders.model.inert import inert
 
 console = Console(width=None if sys.stdout.isatty() else 160)
 errors = Console(stderr=True, soft_wrap=True)
@@ -242,7 +243,7 @@ def grade(assignment: str, course: Path = COURSE,
             fail(str(exc))
         bad = [r for r in results if not r.success]
         for r in bad:  # never a 0: each named, with why (and its code in ungraded.csv)
-            say(f"[red]could not grade {escape(r.student)}[/red]: {escape(r.reason)}")
+            say(f"[red]could not grade {escape(inert(r.student))}[/red]: {escape(inert(r.reason))}")
         say(f"graded {len(results) - len(bad)} of {len(results)} submissions in {time.perf_counter() - start:.1f} s")
         _timestamp_notes(c, assignment, [r.student for r in results if r.success])
         _refresh_feedback(c, assignment, [r.student for r in results if r.success])
@@ -317,11 +318,11 @@ def report(assignment: str, course: Path = COURSE,
     for r in rows:
         cells = [format_marks(tuple(r.marks[ex.grade_id(p)] for p in PARTS)) if r.graded
                  else "[yellow]ungraded[/yellow]" for ex in a.exercises]
-        table.add_row(escape(r.student), *cells, f"{r.total:g}" if r.total is not None else "-")
+        table.add_row(escape(inert(r.student)), *cells, f"{r.total:g}" if r.total is not None else "-")
     console.print(table)
     for r in rows:
         if not r.graded:
-            say(f"[red]no marks for {escape(r.student)}[/red]: {escape(r.status)}")
+            say(f"[red]no marks for {escape(inert(r.student))}[/red]: {escape(inert(r.status))}")
     _changed(assignment, changes, fix)
     graded = [r.student for r in rows if r.graded]
     if groups or html_path:

@@ -171,10 +171,11 @@ def test_a_notebook_the_assignment_does_not_have_gets_a_one_line_page_and_costs_
     finally:
         bob.run("mv", f"{A}/{A} (1).ipynb", f"{A}/{A}.ipynb")
     [e] = wait_for(lambda: [e for e in entries(course, bob.name) if e.state == REFUSED], 120, "the refusal")
-    assert f"unknown notebook {A} (1).ipynb; this assignment has {A}.ipynb" in e.reason, e
+    assert f"rename `{A} (1).ipynb` to `{A}.ipynb`, and submit again" in e.reason, e
     assert _marks(course, bob.name) == before and e.entry != graded.entry
     bob.nbgrader("fetch_feedback", A)
-    assert any(f"not graded: unknown notebook {A} (1).ipynb" in p for p in bob.feedback_pages(A).values())
+    assert any(f"not graded: `{A} (1).ipynb` is not a notebook of this assignment" in p
+               for p in bob.feedback_pages(A).values())
 
 
 def test_an_unchanged_program_keeps_its_verdicts_and_a_changed_one_does_not(world, broadcasting):

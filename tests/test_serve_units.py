@@ -206,7 +206,7 @@ def test_an_oversized_submission_is_refused(tmp_path):
 
 @pytest.mark.parametrize("name, text, why", [
     ("broadcasting.ipynb", "{not json", "is not a notebook"),
-    ("broadcasting (1).ipynb", None, r"unknown notebook broadcasting \(1\).ipynb; this assignment has"),
+    ("broadcasting (1).ipynb", None, r"rename `broadcasting \(1\).ipynb` to `broadcasting.ipynb`, and submit again"),
     ("notes.txt", "hello", "holds no notebook"),
 ])
 def test_a_notebook_that_is_not_json_or_not_the_assignments_is_refused(tmp_path, name, text, why):

@@ -19,6 +19,7 @@ from rich.table import Table
 from graders.course.grade import ungraded
 from graders.course.results import NothingGraded, feedback_paths, gradebook_submissions
 from graders.engine.course import Course
+from graders.model.inert import inert
 from graders.pipeline.arrivals import arrivals
 
 COLUMNS = ("assignment", "released", "submitted", "graded", "ungraded", "not graded yet", "no feedback yet",
@@ -63,7 +64,7 @@ def assignment_status(course: Course, name: str, in_gradebook: set[str]) -> Assi
 
 
 def _names(students: list[str]) -> str:
-    return escape(", ".join(students)) or "0"  # folder names are text, never rich markup
+    return escape(inert(", ".join(students))) or "0"  # folder names are text, never rich markup nor terminal control
 
 
 def status_table(course: Course, names: list[str]) -> tuple[Table, list[str]]:
@@ -82,6 +83,6 @@ def status_table(course: Course, names: list[str]) -> tuple[Table, list[str]]:
         s = assignment_status(course, name, in_gradebook.get(name, set()))
         table.add_row(name, "yes" if s.released else "no", str(len(s.submitted)), str(len(s.graded)),
                       str(len(s.ungraded)), _names(s.waiting), _names(s.no_feedback), _names(s.stale_feedback))
-        lines += [f"{name}: could not grade {student}: {why}" for student, why in sorted(s.ungraded.items())]
-        lines += [f"{name}: note: {note}" for note in s.notes]
+        lines += [inert(f"{name}: could not grade {student}: {why}") for student, why in sorted(s.ungraded.items())]
+        lines += [inert(f"{name}: note: {note}") for note in s.notes]
     return table, lines

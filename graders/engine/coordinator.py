@@ -113,7 +113,7 @@ class Engine:
         self._definitions: dict[str, str] | None = None
         self._owner: dict[str, Planned] = {}  # program key -> the job computing it now
         self._unsanitized: set[str] = set()  # students one of whose notebooks nbgrader's sanitize steps refused
-        self._refused: dict[str, str] = {}  # students whose submission was refused before grading: why
+        self._refused: dict[str, tuple[str, str]] = {}  # refused before grading: why (the teacher's, the student's)
         self._preflight_done = not confined  # unconfined grading (tests, benchmarks) has no jail to probe
         self._known: set[str] | None = None  # the assignment's notebooks in the gradebook, read once per call
         self._assignment: Assignment | None = None  # its definitions, loaded once per version of the files
@@ -172,7 +172,8 @@ class Engine:
         refused = Intake(config=self.config).refusal(str(folder), f"{student}/{self.assignment_name}") or \
             submission_refusal(str(self.course.root), str(folder), self._known, self.assignment_name, student)
         if refused:  # refused before any kernel runs (intake caps, an unknown or empty notebook): not graded, and
-            self._refused[student] = str(refused)  # nothing recorded, so earlier marks and files stay
+            self._refused[student] = (str(refused), getattr(refused, "for_student", ""))  # nothing recorded, so
+            # earlier marks and files stay
             return []
         planned = []
         modules = read_modules(folder)  # the student's own helpers.py beside the notebooks
@@ -247,7 +248,9 @@ class Engine:
                 """Record a student through nbgrader, unless something was not graded: then nothing is written,
                 and the earlier marks and files stay (never a 0)."""
                 if student in self._refused:
-                    result = SubmissionResult(student, False, state.seconds, self._refused[student], Reason.REFUSED)
+                    why, for_student = self._refused[student]
+                    result = SubmissionResult(student, False, state.seconds, why, Reason.REFUSED,
+                                              for_student=for_student)
                 elif state.errors:
                     result = SubmissionResult(student, False, state.seconds, "; ".join(state.errors), Reason.INTERNAL)
                 elif state.ungraded:

@@ -14,13 +14,15 @@ class SubmissionResult:
     """One student's grading. ``code``: why it was not graded (graders.model.verdict.Reason; None when graded);
     ``recorded``: nbgrader's recording ran (what a failed recording left behind is cleared, see
     graders.course.grade.settle_ungraded); a submission refused or not graded before recording leaves the earlier
-    marks and files as they were."""
+    marks and files as they were. ``reason`` is the teacher's; ``for_student``, when set, is what the student's page
+    says instead (graders.pipeline.refusals)."""
     student: str
     success: bool
     seconds: float
     reason: str = ""
     code: Reason | None = None
     recorded: bool = False
+    for_student: str = ""  # the reason worded for the student (no teacher's command or course path), when it differs
 
 
 def nbgrader_reason(result: dict) -> str:

@@ -10,7 +10,11 @@ upload) only got nbgrader's own words ("No notebooks were matched by ...",
 ``NotJSONError: Notebook does not appear to be JSON: ''``), which name no fix.
 All are the teacher's to sort out, so all refuse the submission as a whole
 (nothing of it reaches the gradebook), with one line that says what to do;
-``SafeAutograde`` raises it before nbgrader copies anything.
+``SafeAutograde`` raises it before nbgrader copies anything. Each refusal also
+carries the same reason worded for the student (``for_student``: what to change
+in their own folder, and to submit again; no teacher's command, no course path),
+which ``vecgrade serve`` puts on the student's page; its admission uses the same
+wording (``*_for_student``).
 """
 from __future__ import annotations
 
@@ -21,6 +25,44 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters.base import NbGraderException
+
+from graders.model.inert import inert
+
+
+def student_words(exc: NbGraderException, for_student: str) -> NbGraderException:
+    """``exc`` (worded for the teacher) carrying ``for_student``: the same reason as the student's page says it."""
+    exc.for_student = for_student  # type: ignore[attr-defined]
+    return exc
+
+
+def _quoted(names: list[str]) -> str:
+    return ", ".join(f"`{inert(n)}`" for n in names)
+
+
+def unknown_for_student(unknown: list[str], known: list[str], present: list[str]) -> str:
+    """What the student reads about notebooks (file names) the assignment does not have (``known``: its notebook
+    ids; ``present``: the submission's notebook ids): remove them, or rename the one copy when it is alone."""
+    shown, expected = _quoted(unknown), _quoted([f"{k}.ipynb" for k in sorted(known)])
+    missing = [k for k in sorted(known) if k not in present]
+    if len(unknown) == 1 and len(missing) == 1:
+        return (f"{shown} is not a notebook of this assignment ({expected}): rename {shown} to "
+                f"`{inert(missing[0])}.ipynb`, and submit again")
+    return (f"{shown} {'is' if len(unknown) == 1 else 'are'} not a notebook of this assignment ({expected}): "
+            f"remove {shown} and submit again")
+
+
+def not_a_notebook_for_student(name: str, why: str) -> str:
+    return f"`{inert(name)}` is not a notebook ({why}): open the notebook you worked in, save it, and submit again"
+
+
+def empty_for_student(names: list[str]) -> str:
+    return (f"{_quoted(names)} {'is an empty notebook' if len(names) == 1 else 'are empty notebooks'} (no cells): "
+            "open the notebook you worked in, save it, and submit again")
+
+
+def no_notebook_for_student(known: list[str]) -> str:
+    return (f"the submission holds no notebook (.ipynb): put {_quoted([f'{k}.ipynb' for k in sorted(known)])} in "
+            "the assignment's folder, and submit again")
 
 
 class UnknownNotebookError(NbGraderException):
@@ -79,20 +121,24 @@ def refusal(folder: Path, known: set[str], shown: str, assignment: str, student:
     notebooks = sorted(p for p in Path(folder).glob("*.ipynb") if p.is_file() and not p.is_symlink())
     expected = ", ".join(f"{n}.ipynb" for n in sorted(known))
     if not notebooks:
-        return NoNotebookError(f"NoNotebookError: no notebook in {shown}: put {expected} there, {regrade}")
+        return student_words(NoNotebookError(f"NoNotebookError: no notebook in {shown}: put {expected} there, "
+                                             f"{regrade}"), no_notebook_for_student(sorted(known)))
     unknown = [p.name for p in notebooks if p.stem not in known]
     if unknown:
-        return UnknownNotebookError(f"UnknownNotebookError: remove or rename {', '.join(unknown)} in {shown} "
-                                    f"(the assignment's notebook: {expected}), {regrade}")
+        return student_words(UnknownNotebookError(f"UnknownNotebookError: remove or rename {', '.join(unknown)} in "
+                                                  f"{shown} (the assignment's notebook: {expected}), {regrade}"),
+                             unknown_for_student(unknown, sorted(known), [p.stem for p in notebooks]))
     broken = [(p.name, why) for p in notebooks if (why := _not_json(p))]
     if broken:
         name, why = broken[0]
-        return NotANotebookError(f"NotANotebookError: {name} in {shown} is not a notebook ({why}): not graded; "
-                                 f"put the student's real notebook there, {regrade}")
+        return student_words(NotANotebookError(f"NotANotebookError: {name} in {shown} is not a notebook ({why}): not "
+                                               f"graded; put the student's real notebook there, {regrade}"),
+                             not_a_notebook_for_student(name, why))
     empty = [p.name for p in notebooks if _has_no_cells(p)]
     if empty:
-        return EmptyNotebookError(f"EmptyNotebookError: {', '.join(empty)} in {shown} is an empty notebook (no cells): "
-                                  f"not graded; put the student's real notebook there, {regrade}")
+        return student_words(EmptyNotebookError(f"EmptyNotebookError: {', '.join(empty)} in {shown} is an empty "
+                                                f"notebook (no cells): not graded; put the student's real notebook "
+                                                f"there, {regrade}"), empty_for_student(empty))
     return None
 
 

@@ -131,12 +131,13 @@ class Ledger:
             return [Entry(**row._mapping) for row in conn.execute(query)]
 
     def add(self, entry: str, student: str, assignment: str, timestamp: str, owner: str, state: str = QUEUED,
-            reason: str = "") -> None:
+            reason: str = "", seen_at: float | None = None) -> None:
+        """Record a new entry; ``seen_at``: when the service first saw it in the exchange (default: now)."""
         now = time.time()
         with self.engine.begin() as conn:
             conn.execute(entries.insert().values(
                 entry=entry, student=student, assignment=assignment, timestamp=timestamp, owner=owner,
-                state=state, reason=reason, seen_at=now, attempts=0,
+                state=state, reason=reason, seen_at=now if seen_at is None else min(seen_at, now), attempts=0,
                 finished_at=None if state in OPEN else now))
 
     def known(self) -> set[str]:

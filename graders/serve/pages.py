@@ -19,6 +19,8 @@ from pathlib import Path
 from dateutil.tz import gettz
 from nbgrader.utils import notebook_hash
 
+from graders.model.inert import inert
+
 FEEDBACK_MODE = 0o711  # as nbgrader's release_feedback makes the exchange's feedback folder
 PAGE_STYLE = ("font-family: sans-serif; margin: 1em 0; padding: .6em 1em; border-left: 4px solid #2a6;"
               " background: #f4faf6")
@@ -36,14 +38,19 @@ def every(seconds: float) -> str:
     return f"{seconds:g} seconds"
 
 
+def text(line: str) -> str:
+    """Text for a page: control characters made visible (``inert``: ``html.escape`` leaves them), then HTML-escaped."""
+    return html.escape(inert(line))
+
+
 def banner(line: str) -> str:
-    return f'<div class="vecgrade-serve" style="{PAGE_STYLE}">{html.escape(line)}</div>'
+    return f'<div class="vecgrade-serve" style="{PAGE_STYLE}">{text(line)}</div>'
 
 
 def page(title: str, line: str) -> str:
     """A whole feedback page holding one line."""
-    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title></head>"
-            f"<body><h2>{html.escape(title)}</h2>{banner(line)}</body></html>\n")
+    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{text(title)}</title></head>"
+            f"<body><h2>{text(title)}</h2>{banner(line)}</body></html>\n")
 
 
 def add_banner(feedback_html: Path, line: str) -> None:

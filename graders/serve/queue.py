@@ -4,9 +4,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from rich.markup import escape
 from rich.table import Table
 
 from graders.engine.course import Course
+from graders.model.inert import inert
 from graders.serve.ledger import GRADED, GRADING, QUEUED, REFUSED, SUPERSEDED, Entry, Ledger, ledger_exists, ledger_url
 from graders.serve.pages import when
 
@@ -54,9 +56,14 @@ def queue_status(course: Course, assignments: list[str], now: float | None = Non
         ledger.close()
 
 
+def _names(found: list[Entry]) -> str:
+    return escape(inert(", ".join(e.student for e in found))) or "0"
+
+
 def queue_table(course: Course, assignments: list[str]) -> tuple[Table, list[str]] | None:
     """``queue_status`` as a table (waiting, grading, graded in the last hour, latency, refused) and one line per
-    waiting or refused submission; None when no service ever ran for this course."""
+    waiting or refused submission; None when no service ever ran for this course. Student-controlled text (ids, entry
+    names, reasons) is ``inert`` everywhere, and escaped as rich markup in the table (the lines print without it)."""
     found = queue_status(course, assignments)
     if found is None:
         return None
@@ -66,11 +73,10 @@ def queue_table(course: Course, assignments: list[str]) -> tuple[Table, list[str
     lines = []
     for s in found:
         lat = s.latencies()
-        table.add_row(s.assignment, ", ".join(e.student for e in s.waiting) or "0",
-                      ", ".join(e.student for e in s.grading) or "0", str(len(s.graded_last_hour)),
+        table.add_row(escape(inert(s.assignment)), _names(s.waiting), _names(s.grading), str(len(s.graded_last_hour)),
                       f"{lat[len(lat) // 2]:.1f} s / {lat[-1]:.1f} s" if lat else "-", str(len(s.refused)))
-        lines += [f"{s.assignment}: waiting {e.student} (submitted {e.timestamp}"
-                  + (f", graded from {when(e.not_before)})" if e.not_before else ")") for e in s.waiting]
-        lines += [f"{s.assignment}: refused {e.entry} (folder of {e.owner or 'unknown'}): {e.reason}"
+        lines += [inert(f"{s.assignment}: waiting {e.student} (submitted {e.timestamp}"
+                        + (f", graded from {when(e.not_before)})" if e.not_before else ")")) for e in s.waiting]
+        lines += [inert(f"{s.assignment}: refused {e.entry} (folder of {e.owner or 'unknown'}): {e.reason}")
                   for e in s.refused]
     return table, lines

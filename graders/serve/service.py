@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 import signal
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +27,9 @@ from graders.course.grade import settle_ungraded
 from graders.course.lock import gradebook_lock
 from graders.engine.coordinator import Engine
 from graders.engine.course import Course
+from graders.model.inert import inert
+from graders.pipeline.intake import Intake
+from graders.sandbox.scratch import Scratch, sweep
 from graders.serve import pages
 from graders.serve.admission import Admission
 from graders.serve.ledger import GRADED, GRADING, QUEUED, REFUSED, SUPERSEDED, Entry, Ledger, ledger_url
@@ -36,6 +37,7 @@ from graders.serve.limiter import decide
 from graders.serve.logline import log, outcome_line
 from graders.serve.settings import Serve
 from graders.serve.steps import StepFailed, collect, exchange_course, feedback, score
+from graders.serve.watcher import Caps
 from graders.serve.workers import Workers
 
 SERVICE_LOCK = ".vecgrade-serve.lock"
@@ -75,10 +77,16 @@ class Service:
         self.ledger = Ledger(ledger_url(course))
         self.workers = Workers(jobs, scheduler)
         self.graders: dict[str, Engine] = {}
-        self.staging = Path(tempfile.mkdtemp(prefix="vecgrade-serve-"))  # 0700: only this service reads it
-        max_bytes = CourseDirectory(config=self.config).max_dir_size * 1000
+        # <tmp>/vecgrade-serve-<pid.start>-<random>, 0700: only this service reads it; removed when the service
+        # stops, and by the next run when the service was killed (graders.sandbox.scratch: its owner has ended)
+        self._staging = Scratch("serve")
+        self.staging = Path(self._staging.name)
+        intake = Intake(config=self.config)  # the caps grading applies, applied before anything is copied
+        caps = Caps(max_bytes=min(CourseDirectory(config=self.config).max_dir_size * 1000, intake.max_bytes),
+                    max_files=intake.max_files, max_cells=intake.max_cells)
         self.admission = Admission(course, self.ledger, self.exchange, self.staging, self.served,
-                                   self.settings.check_owner, self.settings.after_due, max_bytes, self.tz, clock)
+                                   self.settings.check_owner, self.settings.after_due, caps, self.tz, clock,
+                                   self.settings.max_pending)
         self.stopping = False
         self.idle = True  # polling, or waiting for the gradebook lock: a SIGTERM has nothing to wait for
 
@@ -86,6 +94,8 @@ class Service:
 
     def start(self) -> None:
         """Take up what a previous run left unfinished, then warm each released assignment's grader."""
+        for found in sweep():  # a killed service's staged copies (and any grading process's folders) go now
+            log.info("removed %s, left by a process that was killed", found)
         for e in self.ledger.select(self.served, [GRADING]):
             self._again_or_refuse(e, "the service stopped during it")
         if self.served:  # a jail runs torch under the configured limits, or the service refuses to start
@@ -110,7 +120,7 @@ class Service:
             grader.close()
         self.workers.close()
         self.ledger.close()
-        shutil.rmtree(self.staging, ignore_errors=True)
+        self._staging.cleanup()
 
     def run(self) -> None:
         """Serve until SIGTERM or Ctrl-C. SIGTERM lets the grading under way finish and be released (a
@@ -133,7 +143,11 @@ class Service:
                      self.settings.min_interval, self.settings.check_owner, self.settings.after_due)
             while not self.stopping:
                 self.idle = False
-                graded = self.step()
+                try:
+                    graded = self.step()
+                except Exception as exc:  # noqa: BLE001 - one pass failed (the ledger, the disk): logged, tried again
+                    log.exception("a pass of the service failed (%s); trying again", inert(exc))
+                    graded = False
                 self.idle = True
                 if not graded and not self.stopping:
                     time.sleep(self.settings.poll_interval)
@@ -181,7 +195,8 @@ class Service:
         try:
             self.grade(assignment, batch)
         except Exception as exc:  # noqa: BLE001 - a failure of the service itself: the batch is tried again
-            log.exception("%s: grading %s failed: %s", assignment, ", ".join(e.student for e in batch), exc)
+            log.exception("%s: grading %s failed: %s", inert(assignment), inert(", ".join(e.student for e in batch)),
+                          inert(exc))
             for e in batch:
                 self._again_or_refuse(self.ledger.get(e.entry), f"{type(exc).__name__}: {exc}")
             time.sleep(self.settings.poll_interval)
@@ -205,8 +220,8 @@ class Service:
                 for e, result in zip(collected, results, strict=True):
                     if result.success:
                         self._release(api, self.ledger.get(e.entry))
-                    else:
-                        self._refuse(e, result.reason)
+                    else:  # the teacher's words in the ledger and the log, the student's on the page
+                        self._refuse(e, result.reason, result.for_student)
 
     def _collect(self, api, e: Entry) -> bool:
         try:
@@ -240,6 +255,7 @@ class Service:
             self.admission.page_for(e, "Graded, feedback unavailable", f"graded, but {reason}")
         got, out_of = score(self.course, e.assignment, e.student)
         self.ledger.finish(e.entry, GRADED, reason, got, out_of)
+        self.admission.discard(e.entry)
         self._log(self.ledger.get(e.entry))
 
     # --- outcomes --------------------------------------------------------------------------------------
@@ -252,17 +268,20 @@ class Service:
             self._refuse(e, f"grading was interrupted {e.attempts} times ({why})")
         else:
             self.ledger.set(e.entry, state=QUEUED)
-            log.info("%s %s: taken up again after an interrupted grading (%s; %s)", e.student, e.assignment,
-                     why, e.entry)
+            log.info("%s %s: taken up again after an interrupted grading (%s; %s)", inert(e.student),
+                     inert(e.assignment), inert(why), inert(e.entry))
 
-    def _refuse(self, e: Entry, reason: str) -> None:
-        self._finish_ungraded(e, REFUSED, reason)
+    def _refuse(self, e: Entry, reason: str, for_student: str = "") -> None:
+        self._finish_ungraded(e, REFUSED, reason, for_student)
 
-    def _finish_ungraded(self, e: Entry, state: str, reason: str) -> None:
-        """The page first, then the record: a crash between them does the entry again, page and all."""
+    def _finish_ungraded(self, e: Entry, state: str, reason: str, for_student: str = "") -> None:
+        """The page first (``for_student``: its wording, when ``reason`` is the teacher's), then the record: a crash
+        between them does the entry again, page and all. The staged copy goes with the entry."""
         title = "Not graded" if state == REFUSED else "Superseded"
-        self.admission.page_for(e, title, reason if state != REFUSED else f"not graded: {reason}")
+        shown = for_student or reason
+        self.admission.page_for(e, title, shown if state != REFUSED else f"not graded: {shown}")
         self.ledger.finish(e.entry, state, reason)
+        self.admission.discard(e.entry)
         self._log(self.ledger.get(e.entry))
 
     def _log(self, e: Entry) -> None:

@@ -20,3 +20,7 @@ class Serve(Configurable):
     poll_interval = Float(0.5, help="Seconds between two scans of the exchange's inbound folder").tag(config=True)
     max_attempts = Integer(3, help="Gradings of one submission begun without finishing (the service died "
                                    "each time) before it is refused").tag(config=True)
+    max_pending = Integer(3, help="Submissions of one student that may wait to be graded at once (all assignments "
+                                  "together); a further one is refused with a page asking the student to submit "
+                                  "again once the waiting one is graded. Bounds the staged copies the service "
+                                  "keeps on disk").tag(config=True)
