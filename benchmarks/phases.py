@@ -16,8 +16,8 @@ the notebook's kernel each run torch, in a pool process, whose fork server start
 sanitize steps per student, coordinator), ``job`` (one notebook's expensive steps in a pool process), ``kernel``
 (ResilientExecute.preprocess: the notebook's confined kernel), ``verdicts`` (TrustedVerdicts.preprocess), ``exercise``
 (GradingRun._grade_exercise, one exercise in its own jail; inside it ``load``: WorkerSession.start, the program
-loaded in the jail, and ``correct``, ``vectorized``, ``fast``: ExerciseChecks' parts), ``jail_start`` / ``jail_end`` (a template's start and
-close), ``record`` (nbgrader's autograde recording one student, coordinator), ``feedback`` etc.
+loaded in the jail, and ``correct``, ``vectorized``, ``fast``: ExerciseChecks' parts), ``jail_start`` /
+``jail_end`` (a template's start and close), ``record`` (nbgrader's autograde recording one student, coordinator).
 
 ``--summary`` prints, per phase, the count, the total and the mean seconds (``--kinds``: exercises and jobs by the
 kind of answer, the student name's prefix before the first ``-``), and the coordinator's timeline.
@@ -96,6 +96,8 @@ def install() -> None:
     coordinator.Engine.__init__ = engine_init
     timer(coordinator.Engine, "preflight", "preflight")
     timer(coordinator.Engine, "measure_references", "references")
+    if hasattr(coordinator.Engine, "_before_the_first"):  # the two at once
+        timer(coordinator.Engine, "_before_the_first", "preflight+references")
     timer(coordinator.Engine, "_prepare", "prepare", lambda self, student, d: {"who": student})
     original_record = coordinator.autograde
 
@@ -160,10 +162,14 @@ def main() -> None:
     install()
     note("imports", start, time.time())
     sys.argv = ["vecgrade", *sys.argv[2:]]
+    from graders.student import command
     try:
         app()
-    finally:
+    except SystemExit as exc:
         note("command", T0, time.time())
+        if hasattr(command, "end"):
+            command.end(exc.code)  # as the console script ends
+        raise
 
 
 if __name__ == "__main__":
