@@ -120,7 +120,7 @@ def install() -> None:
         timer(parts.ExerciseChecks, part, part, lambda self: {"exercise": self.ex.name})
 
 
-def summary(log: str, kinds: bool) -> None:
+def summary(log: str, kinds: int) -> None:
     lines = [json.loads(x) for x in open(log)]
     first = min(x["start"] for x in lines)
     coordinator = lines[0]["pid"]
@@ -149,14 +149,19 @@ def summary(log: str, kinds: bool) -> None:
 def main() -> None:
     global LOG
     if sys.argv[1] == "--summary":
-        summary(sys.argv[2], 2 if "--exercises" in sys.argv else "--kinds" in sys.argv)
+        summary(sys.argv[2], 2 if "--exercises" in sys.argv else int("--kinds" in sys.argv))
         return
     LOG = sys.argv[1]
     note("process", _process_start(), T0)
     import atexit
     coordinator = os.getpid()
     # registered first, so it runs last of the exit handlers: from the command's end to here is their time
-    atexit.register(lambda: os.getpid() == coordinator and note("atexit", T0, time.time()))
+
+    def last() -> None:
+        if os.getpid() == coordinator:
+            note("atexit", T0, time.time())
+
+    atexit.register(last)
     start = time.time()
     from graders.cli import app
     install()

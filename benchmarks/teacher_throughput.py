@@ -86,8 +86,7 @@ def pristine(directory: Path, assignment: str, size: int, demo: bool) -> tuple[P
     return course.root, students
 
 
-def env() -> dict[str, str]:
-    checkout = str(HERE.parent)
+def env(checkout: str = str(HERE.parent)) -> dict[str, str]:
     path = os.environ.get("PYTHONPATH", "")
     return {**os.environ, "PYTHONPATH": checkout + (os.pathsep + path if path else ""),
             "PATH": str(BIN) + os.pathsep + os.environ.get("PATH", "")}
@@ -100,7 +99,8 @@ def vecgrade(*args: str, log: Path | None = None) -> list[str]:
             "main()", *args]
 
 
-def timed_run(source: Path, where: Path, command: list[str], plain: bool = False) -> tuple[float, str, tuple]:
+def timed_run(source: Path, where: Path, command: list[str], plain: bool = False,
+              checkout: str = str(HERE.parent)) -> tuple[float, str, tuple]:
     """Grade a fresh copy of ``source`` at ``where`` with ``command``: (wall seconds, output, load before/after)."""
     shutil.rmtree(where, ignore_errors=True)
     shutil.copytree(source, where, symlinks=True)
@@ -109,7 +109,8 @@ def timed_run(source: Path, where: Path, command: list[str], plain: bool = False
             f.write(PLAIN_CONFIG)
     before = os.getloadavg()[0]
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=where, env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    done = subprocess.run(command, cwd=where, env=env(checkout), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
     seconds = time.perf_counter() - start
     return seconds, done.stdout, (before, os.getloadavg()[0])
 
@@ -131,6 +132,8 @@ def main() -> None:
     parser.add_argument("--demo", action="store_true", help="also the demo's personas, replicated (plain, jobs2)")
     parser.add_argument("--breakdown", action="store_true", help="also -s and --jobs 2 under benchmarks/phases.py")
     parser.add_argument("--breakdown-runs", nargs="+", default=["one", "jobs2"], choices=["one", "jobs2"])
+    parser.add_argument("--base", type=Path, help="another checkout (the code before a change): each vecgrade run "
+                        "is also run with it, just before, labelled <run>@base")
     parser.add_argument("--keep", action="store_true", help="keep the run folders")
     args = parser.parse_args()
     a = args.assignment
@@ -144,13 +147,17 @@ def main() -> None:
                     "jobs2": vecgrade("grade", a, "--jobs", "2"), "jobs1": vecgrade("grade", a, "--jobs", "1"),
                     "one": vecgrade("grade", a, "-s", one)}
         runs = [r for r in args.runs if r != "none" and (not demo or r in ("plain", "jobs2"))]
+        if args.base:
+            runs = [x for r in runs for x in ([f"{r}@base", r] if r != "plain" else [r])]
         table = []
         for run in runs:
             where = args.dir / f"{label}-{run}"
-            seconds, output, load = timed_run(source, where, commands[run], plain=run == "plain")
-            n = 1 if run == "one" else len(students)
+            checkout = str(args.base.resolve()) if run.endswith("@base") else str(HERE.parent)
+            seconds, output, load = timed_run(source, where, commands[run.split("@")[0]], plain=run == "plain",
+                                              checkout=checkout)
+            n = 1 if run.startswith("one") else len(students)
             table.append((run, seconds, n, graded(output, where, a, run == "plain"), load))
-            print(f"{label:6s} {run:6s} {seconds:7.1f} s  {n:3d} notebook(s)  "
+            print(f"{label:6s} {run:11s} {seconds:7.1f} s  {n:3d} notebook(s)  "
                   f"{table[-1][3]}  load {load[0]:.2f} -> {load[1]:.2f}", flush=True)
             if "graded" not in table[-1][3] and run != "plain":
                 print(output[-3000:])
@@ -158,10 +165,10 @@ def main() -> None:
                 shutil.rmtree(where, ignore_errors=True)
         plain = next((s / n for r, s, n, *_ in table if r == "plain"), None)
         print(f"\n{label} class, {len(students)} distinct notebooks of {a}:")
-        print(f"{'run':8s} {'seconds':>8s} {'s/notebook':>11s} {'vs plain':>9s}  graded            load before->after")
+        print(f"{'run':11s} {'seconds':>8s} {'s/notebook':>11s} {'vs plain':>9s}  graded            load before->after")
         for run, seconds, n, what, load in table:
             ratio = f"{plain * n / seconds:8.2f}x" if plain else "       -"
-            print(f"{run:8s} {seconds:8.1f} {seconds / n:11.2f} {ratio}  {what:17s} {load[0]:.2f} -> {load[1]:.2f}")
+            print(f"{run:11s} {seconds:8.1f} {seconds / n:11.2f} {ratio}  {what:17s} {load[0]:.2f} -> {load[1]:.2f}")
         print(flush=True)
         if args.breakdown and not demo:
             for run, command in (("one", ["grade", a, "-s", one]), ("jobs2", ["grade", a, "--jobs", "2"])):
