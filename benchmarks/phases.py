@@ -93,7 +93,7 @@ def install() -> None:
         original_init(self, *args, **kwargs)
         note("engine", start, time.time())
 
-    coordinator.Engine.__init__ = engine_init
+    coordinator.Engine.__init__ = engine_init  # type: ignore[method-assign]
     timer(coordinator.Engine, "preflight", "preflight")
     timer(coordinator.Engine, "measure_references", "references")
     if hasattr(coordinator.Engine, "_before_the_first"):  # the two at once
