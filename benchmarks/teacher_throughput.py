@@ -171,14 +171,17 @@ def main() -> None:
             print(f"{run:11s} {seconds:8.1f} {seconds / n:11.2f} {ratio}  {what:17s} {load[0]:.2f} -> {load[1]:.2f}")
         print(flush=True)
         if args.breakdown and not demo:
-            for run, command in (("one", ["grade", a, "-s", one]), ("jobs2", ["grade", a, "--jobs", "2"])):
+            checkouts = [("", str(HERE.parent))] + ([("@base", str(args.base.resolve()))] if args.base else [])
+            for (run, command), (tag, checkout) in [(r, c) for r in (("one", ["grade", a, "-s", one]),
+                                                                     ("jobs2", ["grade", a, "--jobs", "2"]))
+                                                    for c in checkouts[::-1]]:
                 if run not in args.breakdown_runs:
                     continue
-                log = args.dir / f"phases-{run}.jsonl"
+                log = args.dir / f"phases-{run}{tag}.jsonl"
                 log.unlink(missing_ok=True)
                 where = args.dir / f"{label}-phases-{run}"
-                seconds, output, load = timed_run(source, where, vecgrade(*command, log=log))
-                print(f"breakdown of `vecgrade {' '.join(command)}`: {seconds:.1f} s wall, "
+                seconds, output, load = timed_run(source, where, vecgrade(*command, log=log), checkout=checkout)
+                print(f"breakdown of `vecgrade {' '.join(command)}`{tag}: {seconds:.1f} s wall, "
                       f"{graded(output, where, a, False)}, load {load[0]:.2f} -> {load[1]:.2f}")
                 subprocess.run([sys.executable, str(HERE / "phases.py"), "--summary", str(log), "--kinds"],
                                env=env())

@@ -56,8 +56,9 @@ def grading_process() -> None:
     atexit.register(_exit_now)
     # its fork server (Python with torch and IPython imported: 1-2 s) starts now, as the other processes' do, rather
     # than on the process's first call: the first calls (the preflight, the reference's measurements) then find every
-    # server started at once instead of one after another (a server that fails to start is tried again on use)
-    ForkServer.shared().start()
+    # server started at once instead of one after another (a server that fails to start is tried again on use). On a
+    # thread: the process takes calls meanwhile, and the first that needs the server waits for it (its lock)
+    threading.Thread(target=ForkServer.shared().start, name="vecgrade-forkserver-start", daemon=True).start()
 
 
 def start_method() -> str:
