@@ -42,16 +42,21 @@ def main() -> None:
         print(f"error: the instructor's commands need {', '.join(missing)}; install them with: {INSTRUCTOR} "
               "(vecgrade --version works without them)", file=sys.stderr)
         raise SystemExit(2)
-    # nbformat imports jsonschema, which imports rfc3987_syntax when it is installed (Jupyter's format extras) only
-    # to check the "iri" string format, and building its 39 grammars is a third of the grading command's imports
-    # (1.3 s of 5 s). Neither nbformat nor nbgrader checks string formats: jsonschema leaves "iri" unchecked without it.
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+    lighter_imports()
     from graders.cli import app  # lazy: typer and the instructor's modules exist only past the check above
     try:
         app()
     except SystemExit as exc:
         end(exc.code)
     end(0)
+
+
+def lighter_imports() -> None:
+    """nbformat imports jsonschema, which imports rfc3987_syntax when it is installed (Jupyter's format extras) only
+    to check the "iri" string format, and building its 39 grammars is a third of the grading command's imports
+    (1.3 s of 5 s). Neither nbformat nor nbgrader checks string formats: without it, jsonschema leaves "iri"
+    unchecked."""
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
 
 def end(code) -> NoReturn:
