@@ -26,10 +26,14 @@ Breakdown (``--breakdown``): ``vecgrade grade -s <student>`` and the class's ``-
 ``benchmarks/phases.py`` (timers around each phase, one JSON line per call, every process on one clock; see its
 docstring), and their summaries are printed: per phase count, total and mean seconds, by kind of answer for
 notebooks and exercises, and the coordinator's timeline. Imports are measured with
-``python -X importtime -c 'import graders.course.grade'``; for a sampling profile, run a command of ``--keep``'s
-course under py-spy (``py-spy record --subprocesses -o prof.svg -- python -m graders.cli grade ...``).
+``python -X importtime -c 'import graders.course.grade'``; the coordinator's own CPU (recording, sanitizing) with
+``python -m cProfile -o coord.prof -m graders.cli grade ...`` in a copy of ``--keep``'s course; for a sampling
+profile of every process, py-spy (``py-spy record --subprocesses -o prof.svg -- python -m graders.cli grade ...``).
+``--base DIR`` runs every vecgrade run (and the breakdown) also with the checkout DIR (the code before a change),
+just before this checkout's, so a before/after pair shares the machine's state.
 
     python benchmarks/teacher_throughput.py [--size 40] [--runs plain jobs2 jobs1 one] [--demo] [--breakdown]
+                                            [--base DIR] [--keep] [--dir /tmp/vecgrade-teacher]
 """
 from __future__ import annotations
 
