@@ -17,8 +17,8 @@ from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from graders.model.exercise import PARTS
 from graders.model.inert import inert
+from graders.model.verdict import PARTS  # not graders.model.exercise: it imports torch (2 s), and --help needs none
 
 console = Console(width=None if sys.stdout.isatty() else 160)
 errors = Console(stderr=True, soft_wrap=True)

@@ -126,6 +126,7 @@ class GradingRun:
         torch.set_num_threads(1)  # the grader's comparisons are small; more threads only contend with workers
         self.limits = limits
         self._templates: dict[bool, Template] = {}
+        self._spare: Template | None = None  # the next exercise's fresh template, begun (see _grade_exercise)
         self.calibrations: dict[tuple, Calibration] = {}
         self.reference_times: dict[tuple, tuple[float, float]] = {}  # key -> (seconds per call, measured at)
         self.loop_case_times: dict[tuple, float] = {}  # the loop version on the largest hidden case (correct's limit)
@@ -212,31 +213,45 @@ class GradingRun:
         if not todo:
             return results
         reference = self.reference(assignment, sandbox)
-        for ex in todo:
-            verdicts = self._grade_exercise(ex, submission, limits, sandbox, reference, timeouts, deadline)
-            if disrupted(verdicts) is not None:
-                again = self._grade_exercise(ex, submission, limits, sandbox, reference, timeouts, deadline)
-                verdicts = own_doing(again) if disrupted(again) is not None else again
-            key = self.keys[ex.name]
-            results[ex.name] = {p: dataclasses.replace(v, key=key) for p, v in verdicts.items()}
-            if self.verdicts.put(key, results[ex.name]):  # only what the program earned is shared
-                self.computed.add(ex.name)
+        try:
+            for i, ex in enumerate(todo):
+                more = i + 1 < len(todo)
+                verdicts = self._grade_exercise(ex, submission, limits, sandbox, reference, timeouts, deadline, more)
+                if disrupted(verdicts) is not None:
+                    again = self._grade_exercise(ex, submission, limits, sandbox, reference, timeouts, deadline,
+                                                 more)
+                    verdicts = own_doing(again) if disrupted(again) is not None else again
+                key = self.keys[ex.name]
+                results[ex.name] = {p: dataclasses.replace(v, key=key) for p, v in verdicts.items()}
+                if self.verdicts.put(key, results[ex.name]):  # only what the program earned is shared
+                    self.computed.add(ex.name)
+        finally:
+            self._drop_spare()
         return results
 
     def salt(self, assignment: Assignment, limits: Limits, timeouts: Timeouts, sandbox) -> str:
         """What else a verdict depends on besides the program: the run's seed, the definitions, the limits."""
         return verdict_salt(self.seed, assignment, limits, timeouts, sandbox is not None and sandbox.check())
 
-    def _grade_exercise(self, ex, submission, limits, sandbox, reference, timeouts, deadline) -> dict[str, Verdict]:
-        """One exercise in a jail of its own: a fresh template, ended (with everything in its jail) afterwards."""
+    def _grade_exercise(self, ex, submission, limits, sandbox, reference, timeouts, deadline,
+                        more: bool = False) -> dict[str, Verdict]:
+        """One exercise in a jail of its own: a fresh template, ended (with everything in its jail) afterwards.
+
+        The template is the spare begun beside the previous exercise of this notebook, if any (a jail that has run
+        nothing yet, made for this notebook's limits and sandbox); ``more``: another exercise follows, whose
+        template is begun now, so that its jail's setup goes on while this exercise is graded."""
         if deadline is not None and time.monotonic() >= deadline:
             return all_parts(not_graded, Reason.BUDGET, "not graded: the notebook's time budget ran out")
-        with Template(limits or self.limits, sandbox, self.server) as template:
+        template, self._spare = self._spare or Template(limits or self.limits, sandbox, self.server), None
+        with template:
             try:
                 template.start()
             except WorkerFailure as exc:
                 return all_parts(not_graded, Reason.COULD_NOT_START, f"the jail that runs `{ex.name}` could not "
                                  f"start: {exc}")
+            if more:
+                self._spare = Template(limits or self.limits, sandbox, self.server)
+                self._spare.begin()
             with WorkerSession(submission.program_for(ex.name), template=template, cell_timeout=timeouts.cell,
                                modules=submission.modules_for(ex.name)) as student:
                 try:
@@ -251,7 +266,14 @@ class GradingRun:
         """A run is a live resource: traitlets deep-copies config values, and every copy must be this run."""
         return self
 
+    def _drop_spare(self) -> None:
+        """The spare template no exercise took (the notebook's grading ended) is ended, with its jail."""
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.__exit__()
+
     def close(self) -> None:
+        self._drop_spare()
         for template in self._templates.values():
             template.__exit__()
         self._templates.clear()

@@ -41,7 +41,7 @@ from graders.checks.static import Submission
 from graders.checks.submission import combine, restated
 from graders.engine import gradebooks
 from graders.engine.course import Course
-from graders.engine.executors import executor
+from graders.engine.executors import call, executor
 from graders.engine.job import GradingJob, JobResult, definitions_files, jail_problem, reference_measurements
 from graders.engine.record import SubmissionResult, autograde
 from graders.model.exercise import Assignment
@@ -147,13 +147,35 @@ class Engine:
         spread = getattr(self.executor, "spread", None)
         if spread is None:
             return {}
+        return self._by_machine(spread(call, self._reference_calls(definitions)))
+
+    def _reference_calls(self, definitions: dict[str, str]) -> list[tuple]:
         probe = GradingJob("(reference)", self.assignment_name, self.assignment_name, "", definitions, [],
                            self.config, self.seed)
+        return [(reference_measurements, probe, ex.name) for ex in self.assignment().exercises]
+
+    @staticmethod
+    def _by_machine(results: list) -> dict:
         by_machine: dict = {}
-        for result in spread(reference_measurements, [(probe, ex.name) for ex in self.assignment().exercises]):
+        for result in results:
             if result:
                 combine(by_machine.setdefault(result["machine"], {}), result)
         return by_machine
+
+    def _before_the_first(self, definitions: dict[str, str]) -> None:
+        """The preflight and the reference's measurements, spread over the executor's processes at once: one
+        process probes the jail while the others measure (each grading process starts its fork server meanwhile),
+        instead of the measurements waiting for the probe. Nothing of a submission is touched before both
+        are done, and ``JailUnusable`` is raised as ``preflight`` raises it."""
+        spread = getattr(self.executor, "spread", None)
+        if spread is None or self._preflight_done or self.measured is not None:
+            self.preflight()
+            if self.measured is None:
+                self.measured = self.measure_references(definitions)
+            return
+        found, *measured = spread(call, [(jail_problem, self._preflight_probe()), *self._reference_calls(definitions)])
+        self._preflight_found(found)
+        self.measured = self._by_machine(measured)
 
     def assignment(self) -> Assignment:
         """The assignment's definitions, imported once per version of the course's files (``definitions`` forgets
@@ -214,10 +236,15 @@ class Engine:
         ``JailUnusable`` (one line naming the setting), before any submission is touched."""
         if self._preflight_done:
             return
-        probe = GradingJob("(preflight)", self.assignment_name, self.assignment_name, "", {}, [], self.config,
-                           self.seed)
+        probe = self._preflight_probe()
         spread = getattr(self.executor, "spread", None)
-        found = spread(jail_problem, [(probe,)])[0] if spread is not None else jail_problem(probe)
+        self._preflight_found(spread(jail_problem, [(probe,)])[0] if spread is not None else jail_problem(probe))
+
+    def _preflight_probe(self) -> GradingJob:
+        return GradingJob("(preflight)", self.assignment_name, self.assignment_name, "", {}, [], self.config,
+                          self.seed)
+
+    def _preflight_found(self, found: str | None) -> None:
         if found:
             raise JailUnusable(found)
         self._preflight_done = True
@@ -274,9 +301,7 @@ class Engine:
         """The dispatch loop; yields after each round, so the results recorded in it can go out."""
         definitions = self.definitions()
         if students:
-            self.preflight()
-        if self.measured is None and students:
-            self.measured = self.measure_references(definitions)
+            self._before_the_first(definitions)
         queue: deque[str] = deque(students)
         ready: deque[Planned] = deque()
         progress: dict[str, StudentProgress] = {}

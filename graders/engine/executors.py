@@ -22,6 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Iterator
 
 from graders.engine.job import GradingJob, JobResult, execute_and_judge, release
+from graders.sandbox.session import ForkServer
 
 Outcome = tuple[GradingJob, "JobResult | None", float, str]  # job, its result or None, seconds, error
 
@@ -29,6 +30,11 @@ Outcome = tuple[GradingJob, "JobResult | None", float, str]  # job, its result o
 def timed(job: GradingJob) -> tuple[JobResult, float]:
     start = time.perf_counter()
     return execute_and_judge(job), time.perf_counter() - start
+
+
+def call(fn, *args):
+    """``fn(*args)``: what ``spread`` runs to spread calls of different functions at once."""
+    return fn(*args)
 
 
 def _exit_now() -> None:
@@ -42,12 +48,17 @@ def _exit_now() -> None:
 
 
 def grading_process() -> None:
-    """A pool process's start: when it ends (multiprocessing's own exit steps, on either start method), it gives
-    back what grading holds (its fork server and jails stopped, its folders removed: ``release``), then ends without
-    the interpreter's teardown of every module, which took 0.8 s with torch loaded and kept the coordinator waiting
-    at the end of each run (a forked process already ends that way)."""
+    """A pool process's start: its fork server starts at once. When it ends (multiprocessing's own exit steps, on
+    either start method), it gives back what grading holds (its fork server and jails stopped, its folders removed:
+    ``release``), then ends without the interpreter's teardown of every module, which took 0.8 s with torch loaded
+    and kept the coordinator waiting at the end of each run (a forked process already ends that way)."""
     multiprocessing.util.Finalize(None, release, exitpriority=100)
     atexit.register(_exit_now)
+    # its fork server (Python with torch and IPython imported: 1-2 s) starts now, as the other processes' do, rather
+    # than on the process's first call: the first calls (the preflight, the reference's measurements) then find every
+    # server started at once instead of one after another (a server that fails to start is tried again on use). On a
+    # thread: the process takes calls meanwhile, and the first that needs the server waits for it (its lock)
+    threading.Thread(target=ForkServer.shared().start, name="vecgrade-forkserver-start", daemon=True).start()
 
 
 def start_method() -> str:

@@ -23,8 +23,10 @@ server without a jail (its own session, rlimits and scratch folder).
 Requests on the control socket: ``template`` (the template's socket comes
 with it; no ``jail``: a trusted one), ``shell`` (its socket comes with it); the reply is the pid of the
 process outside the new jail, which is the handle for ``kill`` (killing it
-kills the whole jail). The server exits when the grader closes the control
-socket; every jail it started dies with it, and their cgroups are removed.
+kills the whole jail; the reply comes once SIGKILL is sent to it, and the jail
+is reaped and its cgroup removed right after, while the grader goes on). The
+server exits when the grader closes the control socket; every jail it started
+dies with it, and their cgroups are removed.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ import ctypes
 import functools
 import gc
 import os
+import select
 import signal
 import socket
 from typing import Callable
@@ -77,15 +80,31 @@ def _shell(fd: int) -> None:
     shell.serve(socket.socket(fileno=fd))
 
 
-def _end(pid: int) -> None:
+def _kill(pid: int) -> None:
     """Kill a child's group (the process outside a jail: PID 1 and all inside follow it; or a trusted
-    template and the children it forked), reap it, and remove its jail's cgroup."""
+    template and the children it forked)."""
     try:
         os.killpg(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def _end(pid: int) -> None:
+    """Kill a child's group, reap it, and remove its jail's cgroup."""
+    _kill(pid)
     os.waitpid(pid, 0)
     cgroup.release(pid)
+
+
+def _reap(children: set[int]) -> None:
+    """Reap the jails that have ended (by themselves, or killed), each with its cgroup removed."""
+    for pid in list(children):
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            children.discard(pid)
+            cgroup.release(pid)
+
+
+REAP_EVERY = 0.02  # seconds: how often a killed jail not yet gone is looked at while no request comes
 
 
 def serve(control: socket.socket) -> None:
@@ -98,41 +117,50 @@ def serve(control: socket.socket) -> None:
 
 
 def _serve(control: socket.socket, children: set[int]) -> None:
+    killed: set[int] = set()  # killed, not reaped yet: their exit and cgroup are waited for between requests
     while True:
+        # a killed jail is reaped (and its cgroup removed) after the reply, while the grader goes on: a jail
+        # ending takes tens of milliseconds (its address space unmapped, its group removed) that no grader waits for
+        while killed and not select.select([control], [], [], REAP_EVERY)[0]:
+            _reap(children)
+            killed &= children
         try:
             data, fds = recv_frame_with_fds(control)
         except (EOFError, OSError):
             return
-        for pid in list(children):  # reap the jails that ended by themselves (each removed its own group)
-            if os.waitpid(pid, os.WNOHANG)[0]:
-                children.discard(pid)
-                cgroup.release(pid)
-        op, payload = decode(data)
-        if op in ("template", "shell") and len(fds) == 1:
-            fd = fds[0]
-            body = functools.partial(_template if op == "template" else _shell, fd)
-            pid = os.fork()
-            if pid == 0:
-                try:
-                    _detach(control, fd)
-                    if payload.get("jail") is None and op == "template":
-                        _trusted(str(payload["cwd"]), dict(payload["limits"]), body)
-                    else:
-                        _into_jail(list(payload["jail"]), body)
-                finally:
-                    os._exit(73)
+        _answer(control, children, killed, data, fds)
+        _reap(children)  # after the reply: the jails that ended by themselves (each removed its own group) or killed
+        killed &= children
+
+
+def _answer(control: socket.socket, children: set[int], killed: set[int], data: bytes, fds: list[int]) -> None:
+    """One request of the grader, answered."""
+    op, payload = decode(data)
+    if op in ("template", "shell") and len(fds) == 1:
+        fd = fds[0]
+        body = functools.partial(_template if op == "template" else _shell, fd)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _detach(control, fd)
+                if payload.get("jail") is None and op == "template":
+                    _trusted(str(payload["cwd"]), dict(payload["limits"]), body)
+                else:
+                    _into_jail(list(payload["jail"]), body)
+            finally:
+                os._exit(73)
+        os.close(fd)
+        children.add(pid)
+        send_frame(control, encode({"pid": pid}))
+    elif op == "kill" and int(payload["pid"]) in children:
+        pid = int(payload["pid"])
+        _kill(pid)  # SIGKILL sent to its whole group before the reply: nothing in it runs again
+        killed.add(pid)
+        send_frame(control, encode({"killed": True}))
+    else:
+        for fd in fds:
             os.close(fd)
-            children.add(pid)
-            send_frame(control, encode({"pid": pid}))
-        elif op == "kill" and int(payload["pid"]) in children:
-            pid = int(payload["pid"])
-            _end(pid)
-            children.discard(pid)
-            send_frame(control, encode({"killed": True}))
-        else:
-            for fd in fds:
-                os.close(fd)
-            send_frame(control, encode({"error": "unknown request"}))
+        send_frame(control, encode({"error": "unknown request"}))
 
 
 def main() -> None:
