@@ -110,13 +110,21 @@ def test_the_grading_page_lists_every_name_outside_the_subset_from_the_checkers_
 
 
 def nav_pages() -> list[str]:
+    """Every page the navigation names, sections included (``design/engine.md``), as paths under docs/."""
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
-    return [next(iter(entry.values())) for entry in config["nav"]]
+
+    def walk(entries) -> list[str]:
+        out = []
+        for entry in entries:
+            value = next(iter(entry.values()))
+            out += walk(value) if isinstance(value, list) else [value]
+        return out
+    return walk(config["nav"])
 
 
 def test_every_page_is_in_the_navigation_and_every_entry_exists():
     pages = nav_pages()
-    assert sorted(pages) == sorted(p.name for p in (ROOT / "docs").glob("*.md"))
+    assert sorted(pages) == sorted(str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md"))
     for name in ("index.md", "instructor.md", "student.md", "grading.md", "security.md", "deploying.md",
                  "on-submit.md", "configuration.md", "contributing.md", "development.md"):
         assert name in pages
