@@ -114,7 +114,7 @@ def nav_pages() -> list[str]:
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
 
     def walk(entries) -> list[str]:
-        out = []
+        out: list[str] = []
         for entry in entries:
             value = next(iter(entry.values()))
             out += walk(value) if isinstance(value, list) else [value]
