@@ -56,8 +56,8 @@ def class_methods(trees: Iterable[ast.AST]) -> frozenset[str]:
                      for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
 
-def root_name(node: ast.AST) -> str | None:
-    """``X`` for ``X``, ``X.a[0].b``, ``X.view(-1)[0]``: the name whose value a chain of items, attributes and
+def root_node(node: ast.AST) -> ast.Name | None:
+    """``X`` for ``X``, ``X.a[0].b``, ``X.view(-1)[0]``: the name node whose value a chain of items, attributes and
     views (or in-place calls, which return their receiver) still is; None past a call that makes a new value
     (``X.clone()``, ``X.sum()``)."""
     while True:
@@ -67,7 +67,13 @@ def root_name(node: ast.AST) -> str | None:
                 (node.func.attr in VIEW_METHODS or node.func.attr.endswith("_")):
             node = node.func.value
         else:
-            return node.id if isinstance(node, ast.Name) else None
+            return node if isinstance(node, ast.Name) else None
+
+
+def root_name(node: ast.AST) -> str | None:
+    """The name of ``root_node(node)``."""
+    found = root_node(node)
+    return found.id if found is not None else None
 
 
 def _module_level(stmt: ast.stmt) -> Iterable[ast.AST]:

@@ -24,7 +24,7 @@ import ast
 
 from graders.checks.calls import VMAPS
 from graders.checks.finding import STATE
-from graders.checks.mutation import MUTATING_METHODS, VIEW_METHODS
+from graders.checks.mutation import MUTATING_METHODS, root_node
 from graders.checks.scopes import Scope
 
 STATE_WHAT = "keeps state between calls"
@@ -46,7 +46,7 @@ class StateRules:
 
     def check(self, node: ast.AST) -> None:
         for target in _changed(node):
-            root = _root(target)
+            root = root_node(target)
             load = self.checker.resolver.loads.get(id(root)) if root is not None else None
             if load is None or not load[2].in_function():
                 continue
@@ -78,7 +78,7 @@ class StateRules:
                 if default is not None and not _immutable(default):
                     return f"the parameter `{name.id}`, whose default is made once for every call"
             elif isinstance(definer, ast.expr):  # `c = CACHE`, `row = TABLE[0]`, `w = W.view(-1)`
-                alias = _root(definer)
+                alias = root_node(definer)
                 load = self.checker.resolver.loads.get(id(alias)) if alias is not None else None
                 if load is not None:
                     kept = self._kept(load[0], load[1], load[2], depth + 1)
@@ -152,20 +152,6 @@ def _changed(node: ast.AST) -> list[ast.AST]:
         found.append(node.args[0])
     found += [k.value for k in node.keywords if k.arg == "out"]
     return found
-
-
-def _root(node: ast.AST) -> ast.Name | None:
-    """The name whose value ``node`` still is (items, attributes, views, in-place calls); None past a call that
-    makes a new value."""
-    for _ in range(100):
-        if isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
-            node = node.value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                (node.func.attr in VIEW_METHODS or node.func.attr.endswith("_")):
-            node = node.func.value
-        else:
-            return node if isinstance(node, ast.Name) else None
-    return None
 
 
 def _immutable(node: ast.AST) -> bool:
