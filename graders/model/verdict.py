@@ -147,20 +147,22 @@ def disrupted(verdicts: dict[str, Verdict]) -> Reason | None:
     return next((v.reason for v in verdicts.values() if v.reason.disruption), None)
 
 
+def _own(v: Verdict) -> Verdict:
+    """One verdict disrupted again: failed with what the disruption says of the program, if it says anything."""
+    if v.status is not Status.NOT_GRADED or v.reason not in OWN_DOING:
+        return v
+    return Verdict(v.part, Status.FAILED, OWN_DOING[v.reason], f"{v.message} (the same happened again in a fresh "
+                   "process, so it is the code's own doing)", v.figures, v.key)
+
+
 def own_doing(verdicts: dict[str, Verdict]) -> dict[str, Verdict]:
     """Verdicts disrupted again in a clean, isolated jail: the program's own doing where the disruption is one a
-    program can cause (a crash, a hang), else left not graded (a stopped process: the machine's)."""
+    program can cause (a crash, a hang), else left not graded (a stopped process: the machine's). A failed
+    "correct" gates the other parts."""
+    out = {p: _own(v) for p, v in verdicts.items()}
     correct = verdicts.get("correct")
-    if correct is not None and correct.status is Status.NOT_GRADED and correct.reason in OWN_DOING:
-        return {**{p: gated(p) for p in verdicts}, "correct": own_doing({"only": correct})["only"]}
-    out = {}
-    for part, v in verdicts.items():
-        if v.status is Status.NOT_GRADED and v.reason in OWN_DOING:
-            own = OWN_DOING[v.reason]
-            out[part] = Verdict(v.part, Status.FAILED, own, f"{v.message} (the same happened again in a fresh "
-                                "process, so it is the code's own doing)", v.figures, v.key)
-        else:
-            out[part] = v
+    if correct is not None and out["correct"] is not correct and not out["correct"].passed:
+        return {**{p: gated(p) for p in verdicts}, "correct": out["correct"]}
     return out
 
 

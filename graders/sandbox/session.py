@@ -361,7 +361,6 @@ class WorkerSession:
         self.sock: socket.socket | None = None
         self.pid: int | None = None
         self.clock: CpuClock | None = None
-        self._cpu_at_send = 0.0  # the child's CPU clock when the request in flight was sent
         self.load_errors: list[str] = []
 
     @property
@@ -420,12 +419,13 @@ class WorkerSession:
     def _send(self, op: str, timeout: float, fds=(), regions=(), **payload) -> tuple[dict, float]:
         return self._exchange(encode((op, payload), regions), timeout, fds, regions)
 
-    def _await_reply(self, sock: socket.socket, timeout: float, cpu_from: float | None) -> None:
+    def _await_reply(self, sock: socket.socket, timeout: float, cpu_from: float) -> None:
         """Wait until the child's reply starts to arrive. ``timeout`` is the child's CPU time: on a busy machine a
         child that computes slowly is waited for until it has spent ``timeout`` on the CPU (up to
         ``BUSY_WAIT`` times ``timeout`` of wall time), so a deadline says something of the code, not of the
         machine's load; a child that makes no progress on the CPU for ``STILL`` seconds past ``timeout`` (stopped,
-        asleep, or blocked) has missed it. Raises TimeoutError when the deadline has passed."""
+        asleep, or blocked) has missed it; ``cpu_from``: the child's CPU clock before the request was sent. Raises
+        TimeoutError when the deadline has passed."""
         start = time.monotonic()
         wall_deadline, hard = start + timeout, start + max(BUSY_WAIT * timeout, timeout + STILL)
         clock = self.clock
@@ -435,9 +435,9 @@ class WorkerSession:
             end = wall_deadline if clock is None else hard
             if now >= end:
                 raise TimeoutError
-            wait = end - now if clock is None or now < wall_deadline else SLICE
-            ready, _, _ = select.select([sock], [], [], min(wait, wall_deadline - now) if now < wall_deadline
-                                        else min(wait, end - now))
+            # until the deadline, one wait; past it (a clock to read), a look at the CPU clock every SLICE
+            wait = wall_deadline - now if now < wall_deadline else min(SLICE, end - now)
+            ready, _, _ = select.select([sock], [], [], wait)
             if ready:
                 return
             if clock is None or time.monotonic() < wall_deadline:
@@ -446,8 +446,7 @@ class WorkerSession:
                 cpu = clock.read()
             except ClockUnavailable:
                 raise TimeoutError from None
-            base = cpu_from if cpu_from is not None else self._cpu_at_send
-            if cpu - base >= timeout:
+            if cpu - cpu_from >= timeout:
                 raise TimeoutError  # computing all along: the code itself is past its deadline
             if last_cpu is None or cpu > last_cpu + 1e-4:
                 last_cpu, last_progress = cpu, time.monotonic()
@@ -460,9 +459,9 @@ class WorkerSession:
         assert sock is not None, "requests go to a started child (start or request spawns it first)"
         start = time.perf_counter()
         try:
-            self._cpu_at_send = self._read_clock()
+            sent_at = cpu_from if cpu_from is not None else self._read_clock()
             send_frame(sock, message, fds, timeout=timeout)
-            self._await_reply(sock, timeout, cpu_from)
+            self._await_reply(sock, timeout, sent_at)
             data = recv_frame(sock, time.monotonic() + max(timeout, STILL), MAX_REPLY_BYTES)
             elapsed = time.perf_counter() - start
             reply = decode(data, regions)
