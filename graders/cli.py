@@ -216,6 +216,9 @@ def grade(assignment: str, course: Path = COURSE,
     """Autograde every submission of ASSIGNMENT through nbgrader, with a progress bar; exit 1 if any failed."""
     import time
 
+    if not plain and not scheduler:  # the grading processes' fork servers import torch while this process imports
+        from graders.sandbox.launch import start_early
+        start_early(jobs)
     from graders.course.grade import grade_class
     from graders.course.lock import gradebook_lock
     from graders.course.results import gradebook_problem

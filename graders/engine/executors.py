@@ -22,6 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Iterator
 
 from graders.engine.job import GradingJob, JobResult, execute_and_judge, release
+from graders.sandbox import launch
 from graders.sandbox.session import ForkServer
 
 Outcome = tuple[GradingJob, "JobResult | None", float, str]  # job, its result or None, seconds, error
@@ -140,8 +141,10 @@ class Pool:
         return self.pool
 
     def start(self) -> None:
-        """Start the processes now (forked ones all at once, before this process starts any thread of its own)."""
+        """Start the processes now (forked ones all at once, before this process starts any thread of its own); each
+        claims one of the fork servers this process started early, if any (graders.sandbox.launch)."""
         self._pool().submit(os.getpid).result()
+        launch.let_go()
 
     def submit(self, job: GradingJob, retry: bool = True) -> None:
         self.running[self._pool().submit(timed, job)] = (job, retry)

@@ -30,8 +30,9 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from graders.sandbox import cgroup
+from graders.sandbox import cgroup, launch
 from graders.sandbox.clock import ClockUnavailable, CpuClock, listen_for_credentials, recv_hello
+from graders.sandbox.launch import process_env
 from graders.sandbox.scratch import Scratch
 from graders.sandbox.wire import WireError, decode, encode, recv_frame, send_frame
 from graders.sandbox.worker import HELLO
@@ -84,14 +85,6 @@ def _read(sock: socket.socket, timeout: float) -> dict:
     return reply
 
 
-def process_env(scratch: str) -> dict[str, str]:
-    """The environment of a process the grader starts for untrusted code: nothing of its own variables."""
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH")}
-    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1",
-               PYTHONWARNINGS="ignore", TMPDIR=scratch, HOME=scratch)
-    return env
-
-
 def end_program(proc: subprocess.Popen | None, control: socket.socket | None) -> None:
     """Kill a started program's whole process group, reap it, and close the grader's socket to it."""
     if proc is not None:
@@ -128,22 +121,20 @@ class ForkServer:
 
     def __init__(self, start_timeout: float = 60.0):
         self.start_timeout = start_timeout
-        self.proc: subprocess.Popen | None = None
+        self.launched: launch.Launched | None = None
         self.control: socket.socket | None = None
-        self.scratch: Scratch | None = None
         self.lock = threading.Lock()
 
+    @property
+    def proc(self) -> subprocess.Popen | None:
+        """The server's process, once started."""
+        return self.launched.proc if self.launched is not None else None
+
     def _start(self) -> None:
-        parent, child = socket.socketpair()
-        self.scratch = Scratch("forkserver")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "graders.sandbox.forkserver", str(child.fileno())],
-            pass_fds=[child.fileno()], cwd=self.scratch.name, env=process_env(self.scratch.name),
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True)
-        child.close()
-        self.control = parent
-        if "ready" not in _read(parent, self.start_timeout):
+        """One started early for this process (graders.sandbox.launch.claim), else a new one; ready once it says so."""
+        self.launched = launch.claim() or launch.launch()
+        self.control = self.launched.control
+        if "ready" not in _read(self.control, self.start_timeout):
             raise WorkerFailure("the warm server did not start")
 
     def start(self) -> None:
@@ -192,17 +183,9 @@ class ForkServer:
             pass
 
     def _stop(self) -> None:
-        if self.control is not None and self.proc is not None:
-            self.control.close()  # the server ends its jails and removes their cgroups, then exits
-            self.control = None
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
-        end_program(self.proc, self.control)
-        if self.scratch is not None:
-            self.scratch.cleanup()
-        self.proc, self.control, self.scratch = None, None, None
+        if self.launched is not None:
+            self.launched.stop()  # the server ends its jails and removes their cgroups, then exits
+        self.launched, self.control = None, None
 
     def close(self) -> None:
         with self.lock:
