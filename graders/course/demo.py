@@ -24,6 +24,7 @@ from graders.course.grade import grade_class
 from graders.course.marks import add_marks_row, exercise_marks, marks_table
 from graders.course.personas import Persona, demo_module, load_roster
 from graders.engine.course import Course
+from graders.model.errors import VecgradeError
 from graders.model.exercise import PARTS, Assignment, Exercise, load_course
 
 MARKER = ".vecgrade-demo"
@@ -34,7 +35,7 @@ TABLES = {  # the per-exercise tables of demo/<assignment>.py that CONTRIBUTING.
 }
 
 
-class DemoError(Exception):
+class DemoError(VecgradeError):
     """A mistake in the demo's command line: an unknown assignment, a folder that is not a demo's."""
 
 

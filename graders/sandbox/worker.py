@@ -31,6 +31,7 @@ import threading
 import time
 import types
 
+from graders.model.errors import VecgradeError
 from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
 
 MAX_ERROR = 300  # characters of a student's exception message that reach feedback
@@ -85,7 +86,7 @@ def _discard(*args, **kwargs) -> None:
     """``print`` and ``display`` in the grading child."""
 
 
-class NotPlain(Exception):
+class NotPlain(VecgradeError):
     """An output that is not a plain ``torch.Tensor`` (a subclass, a proxy): it could run code of its own when
     read, after the clock or the counter has stopped, so it is refused before anything touches it."""
 

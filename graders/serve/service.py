@@ -27,6 +27,7 @@ from graders.course.grade import settle_ungraded
 from graders.course.lock import gradebook_lock
 from graders.engine.coordinator import Engine
 from graders.engine.course import Course
+from graders.model.errors import VecgradeError
 from graders.model.inert import inert
 from graders.pipeline.intake import Intake
 from graders.sandbox.scratch import Scratch, sweep
@@ -43,7 +44,7 @@ from graders.serve.workers import Workers
 SERVICE_LOCK = ".vecgrade-serve.lock"
 
 
-class AlreadyServing(RuntimeError):
+class AlreadyServing(VecgradeError, RuntimeError):
     pass
 
 
