@@ -22,6 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Iterator
 
 from graders.engine.job import GradingJob, JobResult, execute_and_judge, release
+from graders.sandbox.exits import ProcessExit
 from graders.sandbox.session import ForkServer
 
 Outcome = tuple[GradingJob, "JobResult | None", float, str]  # job, its result or None, seconds, error
@@ -44,7 +45,7 @@ def _exit_now() -> None:
             stream.flush()
         except (OSError, ValueError):
             pass
-    os._exit(0)
+    os._exit(ProcessExit.OK)
 
 
 def grading_process() -> None:
