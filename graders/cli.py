@@ -1,7 +1,7 @@
 """``vecgrade``: what nbgrader lacks for this course -- build, validate, grade a class, status, report, export, demo.
 
 A user's mistake (an unknown name, a missing folder or gradebook, an unwritable
-path) gets one line on stderr and exit code 2, never a traceback.
+path) gets one line on stderr and ``ExitCode.USAGE_ERROR`` (graders.model.exits), never a traceback.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperGroup
 
+from graders.model.exits import ExitCode
 from graders.model.inert import inert
 from graders.model.verdict import PARTS  # not graders.model.exercise: it imports torch (2 s), and --help needs none
 
@@ -35,9 +36,10 @@ def say(line: str, markup: bool = True) -> None:
     console.print(line, soft_wrap=True, highlight=False, markup=markup)
 
 
-def fail(message: str, code: int = 2) -> NoReturn:
+def fail(message: str) -> NoReturn:
+    """A user's mistake: one ``error:`` line on stderr and ``ExitCode.USAGE_ERROR``."""
     _say_error(message)
-    raise typer.Exit(code)
+    raise typer.Exit(ExitCode.USAGE_ERROR)
 
 
 class OneLineErrors(TyperGroup):
@@ -51,12 +53,12 @@ class OneLineErrors(TyperGroup):
             ctx = getattr(exc, "ctx", None)
             if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:  # `vecgrade` alone: the help
                 typer.echo(ctx.get_help())
-                sys.exit(0)
+                sys.exit(ExitCode.OK)
             _say_error(exc.format_message() + (f" (see `{ctx.command_path} --help`)" if ctx is not None else ""))
-            sys.exit(getattr(exc, "exit_code", 2))
-        except typer.Abort:
-            sys.exit(1)
-        sys.exit(code if isinstance(code, int) else 0)
+            sys.exit(ExitCode.USAGE_ERROR)
+        except typer.Abort:  # Ctrl-C, or the end of input at a prompt
+            sys.exit(ExitCode.INTERRUPTED)
+        sys.exit(code if isinstance(code, int) else ExitCode.OK)
 
 
 app = typer.Typer(cls=OneLineErrors, add_completion=False, no_args_is_help=True,
@@ -70,7 +72,7 @@ def _version(value: bool) -> None:
             say(escape(f"vecgrade {version('vecgrade')}"))
         except PackageNotFoundError:
             say("vecgrade (not installed)")
-        raise typer.Exit()
+        raise typer.Exit(ExitCode.OK)
 
 
 @app.callback()
@@ -162,7 +164,7 @@ def build(course: Path = COURSE, check: bool = typer.Option(False, help="Only ch
         say(f"up to date, not written: {escape(', '.join(unchanged))}")
     if stale:
         say("[red]out of date (run `vecgrade build`):[/red] " + escape(", ".join(map(str, stale))))
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FAILED)
 
 
 @app.command()
@@ -203,7 +205,7 @@ def validate(assignments: Optional[list[str]] = typer.Argument(None, help="Assig
         for where, problems in failed:
             say(f"[red]{escape(where)}[/red]: " + escape("; ".join(problems)))
     if failed:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FAILED)
 
 
 @app.command()
@@ -248,7 +250,7 @@ def grade(assignment: str, course: Path = COURSE,
         _timestamp_notes(c, assignment, [r.student for r in results if r.success])
         _refresh_feedback(c, assignment, [r.student for r in results if r.success])
     if bad or not results:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FAILED)
 
 
 def _reach(scheduler: str) -> None:
@@ -385,7 +387,7 @@ def feedback(assignment: str, course: Path = COURSE):
         say(f"[red]no feedback for {escape(s)}[/red]: {escape(why)}")
     say(f"feedback for {len(run.written)} student(s) of {escape(assignment)} in {escape(str(c.root / 'feedback'))}")
     if run.failed:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FAILED)
 
 
 @app.command()
@@ -534,7 +536,7 @@ def serve(assignments: Optional[list[str]] = typer.Argument(None, help="Assignme
         fail(str(exc))
     except KeyboardInterrupt:  # a second SIGTERM or Ctrl-C while the service was closing: stopped all the same
         say("vecgrade serve: stopped")
-        raise typer.Exit(0) from None
+        raise typer.Exit(ExitCode.OK) from None
 
 
 def _serve_queue(c, names: list[str]) -> None:
