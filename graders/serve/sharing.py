@@ -1,14 +1,13 @@
-"""The service's one door to the grading engine: the coordinator's ``Engine``, warm between submissions.
+"""What the service shares between submissions: one executor, one verdict store per assignment, one program key.
 
-The service keeps one ``Workers`` (an executor of graders.engine.executors: this
-process, a spawned pool, or a Dask client) for its whole life, shared by every
-assignment, so each process keeps its ``GradingRun`` -- fork server, reference
-templates, timing calibrations -- warm from one submission to the next; and one
-``Engine`` per assignment, with the seed the ledger keeps for it.
+The service keeps one ``Executor`` (graders.engine.executors: this process, a pool of ``--jobs`` processes, or
+a Dask client) for its whole life, shared by every assignment's ``Engine``, so each process keeps its
+``GradingRun`` -- fork server, reference templates, timing calibrations -- warm from one submission to the
+next; and one ``Engine`` per assignment, with the seed the ledger keeps for it.
 
 The same program gets the same verdict: the coordinator's one ``VerdictStore``
 (graders.model.store), preloaded from the ledger, holds the verdicts each
-distinct program earned under its program key (the reached code, the student's
+distinct program earned under its program key (``kept_key``: the reached code, the student's
 own modules, the seed, the definitions' fingerprint and the grading settings),
 and every job is given the verdicts known for its programs, "fast" included, so
 resubmitting -- even after a restart -- cannot fish for a luckier timing. Only
@@ -18,10 +17,8 @@ disrupted grading is graded again, never kept.
 from __future__ import annotations
 
 from graders.engine.course import Course
-from graders.engine.executors import executor
-from graders.engine.job import GradingJob
 
-__all__ = ["Workers", "kept_key"]
+__all__ = ["kept_key"]
 
 
 def kept_key(course: Course, assignment: str, seed: int, cells, exercise: str,
@@ -34,23 +31,3 @@ def kept_key(course: Course, assignment: str, seed: int, cells, exercise: str,
     salt = salt_for(course.config(confined=True), seed, course.assignments[assignment])
     return program_key(Submission(list(cells), modules), exercise, salt)
 
-
-class Workers:
-    """The processes that run the expensive steps, shared by every assignment and kept for the service's life:
-    this process (``jobs=1``), a spawned pool of ``jobs``, or a Dask cluster."""
-
-    def __init__(self, jobs: int = 1, scheduler: str | None = None):
-        self.jobs, self.scheduler = jobs, scheduler
-        self.runner = executor(jobs, scheduler)
-
-    @property
-    def batch(self) -> int:
-        """Submissions worth grading at once: one per process (a Dask cluster's size is its own business)."""
-        return self.jobs
-
-    def warm(self, job: GradingJob) -> None:
-        """Start every process's grading run on ``job`` (its result is thrown away), keeping the processes."""
-        self.runner.warm(job)
-
-    def close(self) -> None:
-        self.runner.close()
