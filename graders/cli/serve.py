@@ -1,4 +1,4 @@
-"""``vecgrade serve``: verdicts on submit (``graders.serve``, imported here only, lazily: nothing else imports it)."""
+"""``vecgrade serve``: verdicts on submit (``graders.serve``, imported lazily: only when the command runs)."""
 from __future__ import annotations
 
 import os
