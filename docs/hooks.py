@@ -1,9 +1,10 @@
 """MkDocs hooks: the configuration reference generated from the traits, the names outside the checked subset
-generated from the checker's tables, and CONTRIBUTING.md as a page.
+generated from the checker's tables, the exit codes from their enum, and CONTRIBUTING.md as a page.
 
 All are filled in while the site is built, so each fact keeps one source: the traits' own
 ``help=`` and defaults plus ``nbgrader_config.py`` (``graders.docs_reference``), the checker's tables
-(``graders.checks.outside_list``), and the guide at the repository's root that contributors open first.
+(``graders.checks.outside_list``), ``graders.model.exits.ExitCode``, and the guide at the repository's root that
+contributors open first.
 """
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from pathlib import Path
 
 from graders.checks.outside_list import markdown as outside_subset
 from graders.docs_reference import reference
+from graders.model.exits import table as exit_codes
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = "<!-- generated: configuration reference -->"
 INCLUDE = "<!-- include: CONTRIBUTING.md -->"
 OUTSIDE = "<!-- generated: names outside the subset -->"
+EXIT_CODES = "<!-- generated: exit codes -->"
 
 
 def on_page_markdown(markdown: str, page, config, files, **kwargs) -> str:
@@ -23,6 +26,8 @@ def on_page_markdown(markdown: str, page, config, files, **kwargs) -> str:
         markdown = markdown.replace(GENERATED, reference(ROOT / "nbgrader_config.py"))
     if OUTSIDE in markdown:
         markdown = markdown.replace(OUTSIDE, outside_subset())
+    if EXIT_CODES in markdown:
+        markdown = markdown.replace(EXIT_CODES, exit_codes())
     if INCLUDE in markdown:
         markdown = markdown.replace(INCLUDE, (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"))
     return markdown

@@ -4,7 +4,8 @@ The subpackages follow the grading pipeline, each importing only those above it 
 
 - ``model``    -- what an instructor writes and what grading produces: ``exercise`` (the definitions' data
                   model), ``inputs`` (random tensors for hidden cases), ``notebook`` (which cell is which),
-                  ``verdict`` (the result contract), ``store`` (verdicts by program key).
+                  ``verdict`` (the result contract), ``store`` (verdicts by program key),
+                  ``errors`` (``VecgradeError``, the root of every error the kit raises).
 - ``sandbox``  -- the untrusted side: ``worker`` (runs student code), ``wire`` (plain-data messages),
                   ``session`` (the grader's handle on a worker), ``jail``, ``policy``, ``cgroup``,
                   ``preflight`` (a jail runs torch under the limits), ``shell`` (the feedback kernel).

@@ -1,4 +1,6 @@
-"""Shared fixtures: the course's definitions, and small programs to grade."""
+"""Shared fixtures: the course's definitions, PostgreSQL, Dask and the browser; the markers' rules.
+
+Helpers that tests import (a program, a generated course, the demo class) are in ``tests.helpers``."""
 import os
 import shutil
 import signal
@@ -12,44 +14,12 @@ import pytest
 
 from graders.model.exercise import load_assignment
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
 
 
 @pytest.fixture(scope="session")
 def broadcasting():
     return load_assignment(ROOT / "assignments" / "broadcasting.py")
-
-
-def program(assignment, **answers):
-    """A submission: the preamble, then one cell per answer source."""
-    return [("preamble", assignment.preamble)] + [(f"your `{name}` cell", src) for name, src in answers.items()]
-
-
-def generated_course(directory: Path, *assignments, extra_config: str = ""):
-    """A course folder with ``assignments`` built into source/ and generated into release/
-    (``extra_config`` appended to its nbgrader_config.py first)."""
-    from graders.course.build import write_source
-    from graders.course.demo import make_course
-    course = make_course(directory)
-    if extra_config:
-        with open(course.root / "nbgrader_config.py", "a") as f:
-            f.write("\n" + extra_config + "\n")
-    for a in assignments:
-        write_source(course.root, a)
-    with course.api() as api:
-        for a in assignments:
-            assert api.generate_assignment(a.name)["success"], a.name
-    return course
-
-
-def make_demo_class(directory: Path, assignment: str = "broadcasting", extra_config: str = ""):
-    """A course folder as the README's workflow leaves it: built, released, the demo class submitted."""
-    from graders.course.demo import submit_class
-    definitions = load_assignment(ROOT / "assignments" / f"{assignment}.py")
-    course = generated_course(directory, definitions, extra_config=extra_config)
-    with course.api() as api:
-        assert api.release_assignment(assignment)["success"]
-    return course, submit_class(course, assignment)
 
 
 def _free_port() -> int:
@@ -109,8 +79,10 @@ def dask_scheduler():
     from distributed import Client
     dask = str(Path(sys.executable).with_name("dask"))
     address = f"tcp://127.0.0.1:{_free_port()}"
-    # the tests folder on the path: a test may send a task whose step is a test helper (DieOnce)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "tests"), os.environ.get("PYTHONPATH")]))}
+    # the tests folder on the path: a test may send a task whose step is a test helper (DieOnce); the root, for the
+    # tests.helpers that such a test module imports
+    path = [str(ROOT / "tests"), str(ROOT), os.environ.get("PYTHONPATH")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, path))}
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
     processes = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
                                    "--no-dashboard"], **quiet)]

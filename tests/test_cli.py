@@ -26,8 +26,9 @@ from graders.course.observed import GATED, SLOT, read_verdicts
 from graders.course.personas import load_roster
 from graders.model.csvsafe import read_rows, write_rows
 from graders.model.exercise import PARTS
+from graders.model.exits import ExitCode
 
-from conftest import generated_course
+from tests.helpers import generated_course
 
 runner = CliRunner()
 CLASS = ("ada", "bob", "gus")  # vectorized / loops / untouched
@@ -43,7 +44,7 @@ def vecgrade(*args):
 
 def assert_user_error(result, *words):
     """Exit 2, one line on stderr naming the problem, no traceback."""
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == ExitCode.USAGE_ERROR, result.output
     assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.output, result.stderr

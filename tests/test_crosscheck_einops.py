@@ -18,8 +18,8 @@ import einops
 import torch
 import torch.nn.functional as F
 
-from conftest import ROOT
 from crosscheck import LAYOUTS, Definitions, lay_out
+from tests.helpers import ROOT
 
 D = Definitions("einops")
 ASSIGNMENT, ref, loop, hidden_cases = D.assignment, D.ref, D.loop, D.hidden_cases

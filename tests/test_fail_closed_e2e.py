@@ -8,7 +8,7 @@ from graders.course.personas import load_roster
 from graders.engine.coordinator import JailUnusable
 from graders.sandbox import policy
 
-from conftest import generated_course
+from tests.helpers import generated_course
 
 pytestmark = pytest.mark.e2e  # nbgrader autograde on a generated course
 

@@ -12,7 +12,7 @@ from graders import KIT_ROOT
 from graders.course.demo import deserved_table
 from graders.course.personas import load_roster
 
-from conftest import make_demo_class
+from tests.helpers import make_demo_class
 
 pytestmark = pytest.mark.e2e
 SEED = "c.TrustedVerdicts.seed = 7  # the same hidden cases in every course of this test"
@@ -216,18 +216,18 @@ def test_warming_the_services_processes_warms_each_one_and_keeps_them(tmp_path, 
     """`vecgrade serve` warms its grading processes before the first student: each one, and for good (a warm-up
     that closed the pool left the first submission to a fresh, cold process: 17 s instead of 2)."""
     monkeypatch.setattr(sys.modules["__main__"], "__spec__", None, raising=False)
-    from graders.serve.workers import Workers
-    workers = Workers(jobs=2)
+    from graders.engine.executors import executor_for
+    executor = executor_for(jobs=2)  # what the service keeps
     try:
-        workers.warm(_pid_job(tmp_path))
+        executor.warm(_pid_job(tmp_path))
         warm = set(_pids(tmp_path))
         assert len(warm) == 2  # both processes, not one of them twice
-        workers.runner.submit(_pid_job(tmp_path))
-        [(_, result, _, error)] = workers.runner.wait()
+        executor.submit(_pid_job(tmp_path))
+        [(_, result, _, error)] = executor.wait()
         assert result is not None, error
         assert _pids(tmp_path)[-1] in warm  # the submission after the warm-up ran in a warm process
     finally:
-        workers.close()
+        executor.close()
 
 
 @pytest.mark.e2e

@@ -7,7 +7,7 @@ import sys
 import textwrap
 import time
 
-from conftest import ROOT
+from tests.helpers import ROOT
 
 SCRIPT = textwrap.dedent("""
     import json, multiprocessing, os, sys

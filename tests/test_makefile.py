@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT
+from tests.helpers import ROOT
 
 CPU = "https://download.pytorch.org/whl/cpu"
 PINNED = re.search(r'"(torch==[^"]+)"', (ROOT / "pyproject.toml").read_text())

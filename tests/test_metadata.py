@@ -8,7 +8,7 @@ from nbgrader.nbgraderformat import MetadataValidator, ValidationError, common
 
 from graders.pipeline import metadata
 
-from conftest import ROOT
+from tests.helpers import ROOT
 
 
 @pytest.fixture

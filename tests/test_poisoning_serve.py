@@ -23,9 +23,9 @@ from graders.model.exercise import PARTS
 from graders.model.notebook import submission_cells
 from graders.model.verdict import Status, Verdict
 from graders.serve.ledger import GRADED, Ledger, kept_verdicts, ledger_url
-from graders.serve.workers import kept_key
+from graders.serve.sharing import kept_key
 
-from conftest import generated_course
+from tests.helpers import generated_course
 
 pytestmark = [pytest.mark.e2e, pytest.mark.root]  # students are Unix users (useradd)
 A = "broadcasting"

@@ -13,7 +13,7 @@ from graders.checks.vectorized import forbidden_ops_used
 from graders.checks.vocabulary import Timeouts
 from graders.sandbox.wire import recv_frame
 
-from conftest import program
+from tests.helpers import program
 
 
 def test_a_header_and_one_byte_do_not_block_the_reader():

@@ -26,10 +26,10 @@ from graders.model.exercise import PARTS, load_assignment
 from graders.model.notebook import submission_cells
 from graders.model.verdict import Reason, failed, passed
 from graders.serve.ledger import GRADED, REFUSED, SUPERSEDED, Ledger, ledger_url
+from graders.serve.sharing import kept_key
 from graders.serve.watcher import read_secret
-from graders.serve.workers import kept_key
 
-from conftest import generated_course
+from tests.helpers import generated_course
 
 pytestmark = [pytest.mark.e2e, pytest.mark.root]  # students are Unix users (useradd)
 A = "broadcasting"

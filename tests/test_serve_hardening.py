@@ -37,7 +37,7 @@ from graders.serve.service import Service
 from graders.serve.settings import Serve
 from graders.serve.watcher import Caps, Refused, check_notebooks, stage
 
-from conftest import ROOT
+from tests.helpers import ROOT
 
 SOURCE = ROOT / "source" / "broadcasting" / "broadcasting.ipynb"
 TS = "2025-01-01 10:00:00 UTC"

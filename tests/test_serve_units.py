@@ -33,7 +33,7 @@ from graders.serve.queue import queue_status
 from graders.serve.service import Service, serving
 from graders.serve.watcher import Refused, check_notebooks, parse_name, read_secret, stage
 
-from conftest import ROOT
+from tests.helpers import ROOT
 
 SOURCE = ROOT / "source" / "broadcasting" / "broadcasting.ipynb"
 NOBODY = 65534

@@ -9,7 +9,7 @@ import pytest
 
 from graders.checks.static import Submission
 
-from conftest import ROOT
+from tests.helpers import ROOT
 
 
 def program(cells, function="f") -> str:

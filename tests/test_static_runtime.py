@@ -16,7 +16,7 @@ from graders.model.exercise import PARTS
 from graders.model.notebook import grade_id_of, submission_cells
 from graders.sandbox.session import WorkerSession
 
-from conftest import ROOT, generated_course, program
+from tests.helpers import ROOT, generated_course, program
 
 WRONG = "def batch_outer(a):\n    return torch.zeros(a.shape[0], a.shape[1], a.shape[1], dtype=a.dtype) * K\n"
 

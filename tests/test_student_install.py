@@ -20,7 +20,7 @@ import pytest
 from graders.student import install
 from graders.student.command import INSTRUCTOR_MODULES
 
-from conftest import ROOT
+from tests.helpers import ROOT
 
 pytestmark = pytest.mark.e2e  # venvs, pip and a kernel's worth of cells: about a minute
 

@@ -45,6 +45,7 @@ from __future__ import annotations
 from graders.checks.compare import mismatch
 from graders.checks.timing import timed
 from graders.checks.vocabulary import Disrupted, StudentError, Verdict, clone_args, disruption
+from graders.model.errors import VecgradeError
 from graders.model.verdict import Reason, failed, passed
 from graders.sandbox.session import Deadline, WorkerFailure, WorkerSession
 
@@ -117,7 +118,7 @@ def _check_outputs(ex, staged, outs) -> Verdict | None:
     return None
 
 
-class Slow(Exception):
+class Slow(VecgradeError):
     """A request ran past its wall-clock deadline computing all along: the answer is too slow (``verdict``)."""
 
     def __init__(self, verdict: Verdict):

@@ -22,6 +22,7 @@ from typing import Sequence
 from graders.checks.finding import DEFINITION, Finding
 from graders.checks.mutation import Sharing, aliases_of, changing_functions, class_methods, constants, mutated_roots
 from graders.checks.scopes import Resolver, Scope, bind_block
+from graders.model.errors import VecgradeError
 
 # cell magics whose body is not Python: the whole cell is left out
 FOREIGN_CELL_MAGICS = {"bash", "sh", "script", "html", "javascript", "js", "latex", "markdown", "svg",
@@ -184,7 +185,7 @@ def slice_for(stmts: list[Statement], function: str, shared: Sharing | None = No
     return [chosen[i] for i in sorted(chosen)], unbound
 
 
-class RenderMismatch(Exception):
+class RenderMismatch(VecgradeError):
     """The rendered text does not parse back to the chosen statements (the slice fails closed)."""
 
 

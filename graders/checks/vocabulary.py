@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import torch
 
+from graders.model.errors import VecgradeError
 from graders.model.verdict import Reason, Verdict
 from graders.sandbox.session import Deadline, WorkerFailure
 
@@ -26,7 +27,7 @@ class Timeouts:
     cell: float = 30.0
 
 
-class StudentError(Exception):
+class StudentError(VecgradeError):
     """The student's function raised, or returned what is refused; the message is shown to the student."""
 
 
@@ -34,7 +35,7 @@ class OutOfTime(WorkerFailure):
     """The notebook's wall-clock budget is spent."""
 
 
-class Disrupted(Exception):
+class Disrupted(VecgradeError):
     """The process running the student's code died, missed a deadline or could not start: no verdict was decided
     (``reason`` says which; graders.model.verdict). The exercise is graded again in a fresh jail."""
 

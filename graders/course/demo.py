@@ -24,7 +24,9 @@ from graders.course.grade import grade_class
 from graders.course.marks import add_marks_row, exercise_marks, marks_table
 from graders.course.personas import Persona, demo_module, load_roster
 from graders.engine.course import Course
+from graders.model.errors import VecgradeError
 from graders.model.exercise import PARTS, Assignment, Exercise, load_course
+from graders.model.exits import ExitCode
 
 MARKER = ".vecgrade-demo"
 TABLES = {  # the per-exercise tables of demo/<assignment>.py that CONTRIBUTING.md names, and what an entry holds
@@ -34,7 +36,7 @@ TABLES = {  # the per-exercise tables of demo/<assignment>.py that CONTRIBUTING.
 }
 
 
-class DemoError(Exception):
+class DemoError(VecgradeError):
     """A mistake in the demo's command line: an unknown assignment, a folder that is not a demo's."""
 
 
@@ -167,21 +169,22 @@ def deserved_table(course: Course, assignment_name: str, people: list[Persona]) 
     return table, wrong
 
 
-def run_demo(directory: Path, assignment_name: str, console: Console, errors: Console | None = None) -> int:
-    """0 when every simulated student got what it deserves, 1 when one did not, 2 for a user's mistake (one
-    ``error:`` line on ``errors``, default ``console``, before the folder is touched)."""
+def run_demo(directory: Path, assignment_name: str, console: Console,
+             errors: Console | None = None) -> ExitCode:
+    """``OK`` when every simulated student got what it deserves, ``FAILED`` when one did not, ``USAGE_ERROR`` for a
+    user's mistake (one ``error:`` line on ``errors``, default ``console``, before the folder is touched)."""
     start = time.perf_counter()
     try:
         check_demo(directory, assignment_name)
     except DemoError as exc:
         (errors or console).print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        return 2
+        return ExitCode.USAGE_ERROR
     # the kit's definitions, as make_course is about to copy them: a class that lacks an entry touches no disk
     problems = roster_problems(KIT_ROOT, load_course(KIT_ROOT / "assignments")[assignment_name])
     for problem in problems:
         (errors or console).print(f"[red]error:[/red] {escape(problem)}", highlight=False, soft_wrap=True)
     if problems:
-        return 2
+        return ExitCode.USAGE_ERROR
     course = make_course(directory, KIT_ROOT)
     people = load_roster(KIT_ROOT, course.assignments[assignment_name])
     console.print(f"[bold]1. course directory[/bold] {escape(str(course.root))}", soft_wrap=True, highlight=False)
@@ -195,7 +198,7 @@ def run_demo(directory: Path, assignment_name: str, console: Console, errors: Co
             if not result["success"]:
                 console.print(f"[red]nbgrader {step} failed:[/red]\n"
                               + escape(f"{result.get('log', '')}\n{result.get('error', '')}"))
-                return 1
+                return ExitCode.FAILED
     console.print(f"[bold]3. nbgrader generate_assignment + release_assignment[/bold] {assignment_name}")
     students = submit_class(course, assignment_name, people)
     console.print(f"[bold]4. submissions[/bold] from {len(students)} simulated students")
@@ -218,6 +221,6 @@ def run_demo(directory: Path, assignment_name: str, console: Console, errors: Co
     console.print(f"autograde: {per_nb:.1f} s per notebook; demo total {time.perf_counter() - start:.0f} s")
     if wrong:
         console.print(f"[red]{wrong} student(s) did not get what they deserve[/red]")
-        return 1
+        return ExitCode.FAILED
     console.print("[green]every student got the grade they deserve[/green]")
-    return 0
+    return ExitCode.OK

@@ -25,6 +25,7 @@ from traitlets import Unicode
 from graders.course.results import class_marks, max_points, version_changes
 from graders.engine.course import Course
 from graders.model.csvsafe import write_rows
+from graders.model.errors import VecgradeError
 from graders.model.exercise import Assignment
 
 MAX_ROW = "max points"
@@ -99,7 +100,7 @@ CANVAS_POINTS = "    Points Possible"  # the first cell of the second row, as Ca
 MOODLE_IDENTITY = ("First name", "Last name", "ID number", "Username", "Email address")
 
 
-class RosterError(ValueError):
+class RosterError(VecgradeError, ValueError):
     """The roster cannot be read or does not fit the gradebook; the message is one line with the fix."""
 
 

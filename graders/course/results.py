@@ -17,10 +17,11 @@ from sqlalchemy.exc import SQLAlchemyError
 from graders.course.grade import ungraded
 from graders.engine.course import Course, _put_scripts_on_path, gradebook_marks
 from graders.model.csvsafe import write_rows
+from graders.model.errors import VecgradeError
 from graders.model.exercise import PARTS, Assignment
 
 
-class NoGradebook(FileNotFoundError):
+class NoGradebook(VecgradeError, FileNotFoundError):
     """The course has no gradebook yet (nothing was graded), or it cannot be opened."""
 
 

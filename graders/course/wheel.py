@@ -16,12 +16,13 @@ import tempfile
 from pathlib import Path
 
 from graders import KIT_ROOT
+from graders.model.errors import VecgradeError
 from graders.student import install
 
 PROJECT_FILES = ("pyproject.toml", "README.md")  # with graders/: all that pyproject.toml builds the wheel from
 
 
-class WheelError(Exception):
+class WheelError(VecgradeError):
     """The wheel could not be built; the message says why in one line."""
 
 

@@ -41,9 +41,10 @@ from graders.checks.static import Submission
 from graders.checks.submission import combine, restated
 from graders.engine import gradebooks
 from graders.engine.course import Course
-from graders.engine.executors import call, executor
+from graders.engine.executors import Executor, call, executor_for
 from graders.engine.job import GradingJob, JobResult, definitions_files, jail_problem, reference_measurements
 from graders.engine.record import SubmissionResult, autograde
+from graders.model.errors import VecgradeError
 from graders.model.exercise import Assignment
 from graders.model.notebook import submission_cells
 from graders.model.store import VerdictStore
@@ -55,7 +56,7 @@ from graders.pipeline.verdicts import salt_for, write_verdicts
 from graders.sandbox.scratch import Scratch
 
 
-class JailUnusable(RuntimeError):
+class JailUnusable(VecgradeError, RuntimeError):
     """No jail of this machine can run torch under the configured limits: nothing is graded (one line)."""
 
 
@@ -84,12 +85,12 @@ class StudentProgress:
 class Engine:
     """One assignment's grading, called once (``vecgrade grade``) or again and again (``vecgrade serve``).
 
-    ``runner``: an executor to use instead of one of its own (the service shares one between assignments);
+    ``executor``: an executor to use instead of one of its own (the service shares one between assignments);
     it is then not closed with the grader.
     """
 
     def __init__(self, course: Course, assignment: str, *, jobs: int = 1, scheduler: str | None = None,
-                 seed: int | None = None, confined: bool = True, runner=None,
+                 seed: int | None = None, confined: bool = True, executor: Executor | None = None,
                  known: dict[str, dict[str, Verdict]] | None = None):
         warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader 0.9.6's own session bookkeeping
         self.course, self.assignment_name, self.confined = course, assignment, confined
@@ -100,8 +101,8 @@ class Engine:
         configured = self.config.TrustedVerdicts.get("seed")
         self.seed = seed if seed is not None else configured if configured is not None else secrets.randbits(48)
         self.scheduler = scheduler
-        self.executor = runner or executor(jobs, scheduler)
-        self._own_executor = runner is None
+        self.executor = executor or executor_for(jobs, scheduler)
+        self._own_executor = executor is None
         if self._own_executor and hasattr(self.executor, "start"):
             self.executor.start()  # a pool's processes start now, forked before any thread of this run exists
         # program key -> {part: Verdict}, for this engine's life: only what was earned; ``known``: what the

@@ -4,6 +4,7 @@ Each executor lives as long as the coordinator that holds it (a whole ``vecgrade
 assignment in ``vecgrade serve``), so its processes stay warm from one notebook to the next: a grading
 process keeps one ``GradingRun`` per seed (its fork server, the reference's templates, the calibrations),
 and a Dask worker keeps it across tasks. ``submit`` takes one job; ``wait`` returns what has finished.
+Every kind is an ``Executor`` (the Protocol its callers annotate with); ``executor_for`` picks one.
 A local process that dies breaks the pool: its unfinished jobs run once more in a fresh one. A Dask task
 whose worker dies is rerun elsewhere (Dask's own retry on worker loss, plus one for an error).
 """
@@ -19,13 +20,37 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from typing import Iterator
+from typing import Iterator, Protocol, runtime_checkable
 
 from graders.engine.job import GradingJob, JobResult, execute_and_judge, release
 from graders.sandbox import launch
+from graders.sandbox.exits import ProcessExit
 from graders.sandbox.session import ForkServer
 
 Outcome = tuple[GradingJob, "JobResult | None", float, str]  # job, its result or None, seconds, error
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Where jobs run (``Serial``, ``Pool``, ``Dask``): at most ``capacity`` jobs ``in_flight`` at once; ``submit``
+    never blocks and never raises for a bad submission (its error comes back from ``wait``); ``wait`` blocks until
+    at least one job has finished (``[]`` when none is in flight) and returns each finished one once; ``warm``
+    runs a job on every process, its result thrown away, keeping the processes; ``close`` ends them (idempotent).
+    A kind whose processes are not this one also has ``spread(fn, calls)``: the calls run over its processes at
+    once, a failed one giving None (``Serial`` has none: its one process measures as it grades)."""
+
+    capacity: int
+
+    @property
+    def in_flight(self) -> int: ...
+
+    def submit(self, job: GradingJob) -> None: ...
+
+    def wait(self) -> list[Outcome]: ...
+
+    def warm(self, job: GradingJob) -> None: ...
+
+    def close(self) -> None: ...
 
 
 def timed(job: GradingJob) -> tuple[JobResult, float]:
@@ -45,7 +70,7 @@ def _exit_now() -> None:
             stream.flush()
         except (OSError, ValueError):
             pass
-    os._exit(0)
+    os._exit(ProcessExit.OK)
 
 
 def grading_process() -> None:
@@ -260,19 +285,20 @@ class Dask:
         self.client.close()
 
 
-def executor(jobs: int = 1, scheduler: str | None = None):
+def executor_for(jobs: int = 1, scheduler: str | None = None) -> Executor:
+    """The cluster at ``scheduler`` when one is named, else ``jobs`` local processes, else this process."""
     if scheduler:
         return Dask(scheduler)
     return Pool(jobs) if jobs > 1 else Serial()
 
 
-def run_all(runner, jobs: list[GradingJob]) -> Iterator[Outcome]:
-    """Every job through ``runner``, as they finish (for a list known in advance)."""
+def run_all(executor: Executor, jobs: list[GradingJob]) -> Iterator[Outcome]:
+    """Every job through ``executor``, as they finish (for a list known in advance); ``executor`` is closed after."""
     pending = list(jobs)
     try:
-        while pending or runner.in_flight:
-            while pending and runner.in_flight < runner.capacity:
-                runner.submit(pending.pop(0))
-            yield from runner.wait()
+        while pending or executor.in_flight:
+            while pending and executor.in_flight < executor.capacity:
+                executor.submit(pending.pop(0))
+            yield from executor.wait()
     finally:
-        runner.close()
+        executor.close()

@@ -12,14 +12,19 @@ restarts (graders.serve.ledger).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from graders.model.verdict import Verdict, settled
 
 Verdicts = dict[str, Verdict]  # part -> verdict
 
 
+@runtime_checkable
 class Store(Protocol):
+    """What a grader asks of a verdict store (``VerdictStore`` is the one in memory): ``get`` the verdicts kept
+    under a program key, or None; ``put`` keeps a program's verdicts only when they are settled and the key is new,
+    and says whether it kept them (a store never replaces what it holds)."""
+
     def get(self, key: str) -> Verdicts | None: ...
 
     def put(self, key: str, verdicts: Verdicts) -> bool: ...
@@ -28,7 +33,7 @@ class Store(Protocol):
 
 
 class VerdictStore:
-    """Program key -> its verdicts (see the module's docstring)."""
+    """Program key -> its verdicts, in memory (see the module's docstring): a ``Store``."""
 
     def __init__(self, known: Mapping[str, Verdicts] | None = None):
         self._known: dict[str, Verdicts] = {}

@@ -38,6 +38,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Integer
 
+from graders.model.errors import VecgradeError
 from graders.pipeline.intake import Intake, copy_regular_files
 from graders.pipeline.outputs import cap_outputs, cut_notice
 from graders.sandbox.jail import PASSED_ENV
@@ -49,7 +50,7 @@ NOT_RUN = "(not run: {why})\n"
 STOPPED = "the notebook's kernel stopped before this cell"
 
 
-class KernelNotStarted(NbGraderException):
+class KernelNotStarted(VecgradeError, NbGraderException):
     """The notebook's kernel could not start: an accident of the grading machine, never the student's 0. The
     submission is not graded (nothing is recorded) and the teacher is told why."""
 

@@ -35,16 +35,17 @@ from nbgrader.converters.base import NbGraderException
 from traitlets import Integer
 from traitlets.config import Configurable
 
+from graders.model.errors import VecgradeError
 from graders.pipeline import arrivals
 from graders.pipeline.refusals import NoNotebookError, known_notebooks, submission_refusal
 from graders.sandbox.policy import Sandbox
 
 
-class UnsafeSubmissionError(NbGraderException):
+class UnsafeSubmissionError(VecgradeError, NbGraderException):
     """A submission holds something other than a few regular files and folders."""
 
 
-class GradingRefusedError(NbGraderException):
+class GradingRefusedError(VecgradeError, NbGraderException):
     """Confinement was asked for and is unavailable: no student code runs (named so that the log says why)."""
 
 

@@ -15,6 +15,8 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
+from graders.model.errors import VecgradeError
+
 
 def notebook_key(nb: NotebookNode) -> str:
     """A hash of what grading depends on: each cell's type, source and nbgrader metadata."""
@@ -22,7 +24,7 @@ def notebook_key(nb: NotebookNode) -> str:
     return hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()[:32]
 
 
-class PrecomputedMissing(RuntimeError):
+class PrecomputedMissing(VecgradeError, RuntimeError):
     pass
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters.base import NbGraderException
 
+from graders.model.errors import VecgradeError
 from graders.model.inert import inert
 
 
@@ -65,19 +66,19 @@ def no_notebook_for_student(known: list[str]) -> str:
             "the assignment's folder, and submit again")
 
 
-class UnknownNotebookError(NbGraderException):
+class UnknownNotebookError(VecgradeError, NbGraderException):
     """A notebook in the submission is not one of the assignment's."""
 
 
-class EmptyNotebookError(NbGraderException):
+class EmptyNotebookError(VecgradeError, NbGraderException):
     """A notebook in the submission has no cells at all."""
 
 
-class NotANotebookError(NbGraderException):
+class NotANotebookError(VecgradeError, NbGraderException):
     """A ``.ipynb`` file in the submission is empty or not JSON."""
 
 
-class NoNotebookError(NbGraderException):
+class NoNotebookError(VecgradeError, NbGraderException):
     """The submission folder holds no notebook at all."""
 
 

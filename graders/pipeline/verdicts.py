@@ -24,6 +24,7 @@ from traitlets import Bool, Float, Instance, Integer, Unicode
 from graders.checks.own_modules import read_modules
 from graders.checks.submission import GradingRun, verdict_salt
 from graders.checks.vocabulary import Timeouts, Verdict
+from graders.model.errors import VecgradeError
 from graders.model.exercise import Assignment, load_assignment_once
 from graders.model.notebook import grade_id_of, submission_cells
 from graders.model.verdict import ERROR_NAMES, Reason, Status, all_parts, not_graded
@@ -32,7 +33,7 @@ from graders.sandbox.policy import Sandbox
 VERDICTS = "vecgrade"  # the resources entry that carries verdicts between the coordinator and this step
 
 
-class NotGraded(NbGraderException):
+class NotGraded(VecgradeError, NbGraderException):
     """A part could not be graded (graders.model.verdict): nothing of the submission is recorded."""
 
 

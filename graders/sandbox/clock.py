@@ -16,11 +16,13 @@ import socket
 import struct
 import time
 
+from graders.model.errors import VecgradeError
+
 _libc = ctypes.CDLL(None, use_errno=True)
 _CREDS = struct.Struct("iII")  # struct ucred: pid, uid, gid
 
 
-class ClockUnavailable(OSError):
+class ClockUnavailable(VecgradeError, OSError):
     """The process is gone, or its clock cannot be read from here."""
 
 

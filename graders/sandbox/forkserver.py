@@ -40,6 +40,7 @@ import socket
 from typing import Callable
 
 from graders.sandbox import cgroup, jail, shell, worker
+from graders.sandbox.exits import ProcessExit
 from graders.sandbox.session import Limits
 from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
 
@@ -148,7 +149,7 @@ def _answer(control: socket.socket, children: set[int], killed: set[int], data: 
                 else:
                     _into_jail(list(payload["jail"]), body)
             finally:
-                os._exit(73)
+                os._exit(ProcessExit.SERVED_FORK_FAILED)
         os.close(fd)
         children.add(pid)
         send_frame(control, encode({"pid": pid}))
@@ -169,7 +170,8 @@ def main() -> None:
     # shared with the server instead of being copied into every jail
     gc.freeze()
     serve(control)  # returns once the grader is gone and every jail it asked for has ended
-    os._exit(0)  # nothing else to give back: skip the interpreter's teardown of torch (0.8 s the grader waits for)
+    # nothing else to give back: skip the interpreter's teardown of torch (0.8 s the grader waits for)
+    os._exit(ProcessExit.OK)
 
 
 if __name__ == "__main__":

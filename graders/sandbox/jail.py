@@ -47,6 +47,7 @@ import tempfile
 from typing import Callable, NoReturn
 
 from graders.sandbox import cgroup
+from graders.sandbox.exits import ProcessExit
 
 NOBODY = 65534
 FIRST_UID = 100_000  # per-jail users start here, above the system's own users
@@ -218,7 +219,7 @@ def run_as_init(args: argparse.Namespace, body: Callable[[], None] | None = None
         try:
             body()
         finally:
-            os._exit(0)
+            os._exit(ProcessExit.OK)
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(sig, lambda signum, _frame: os.kill(child, signum))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt reaches the command through its process group
@@ -226,7 +227,7 @@ def run_as_init(args: argparse.Namespace, body: Callable[[], None] | None = None
         try:
             pid, status = os.wait()
         except ChildProcessError:
-            os._exit(1)
+            os._exit(ProcessExit.FAILED)
         except InterruptedError:
             continue
         if pid == child:
@@ -256,10 +257,10 @@ def enter(args: argparse.Namespace, body: Callable[[], None]) -> NoReturn:
         try:
             group = cgroup.JailGroup.create(args.memory_mb * 1024 ** 2, args.pids)
         except OSError:
-            os._exit(74)
+            os._exit(ProcessExit.NO_CGROUP)
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.unshare(CLONE_FLAGS) != 0:
-        os._exit(71)
+        os._exit(ProcessExit.NO_NAMESPACES)
     init = os.fork()
     if init == 0:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -268,7 +269,7 @@ def enter(args: argparse.Namespace, body: Callable[[], None]) -> NoReturn:
                 group.close_fds()  # no descriptor of the cgroup tree reaches student code
             confine(args, body)
         finally:
-            os._exit(72)
+            os._exit(ProcessExit.NOT_CONFINED)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is for the command (same process group)
     if group is not None:
         group.leave()  # PID 1 and all it forks stay counted; this process is not the jail's
@@ -313,19 +314,24 @@ def unshare_command(userns: bool) -> list[str]:
     return cmd
 
 
+def _refuse(why: str) -> NoReturn:
+    print(f"graders.sandbox.jail: {why}", file=sys.stderr)
+    sys.exit(ProcessExit.FAILED)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     if args.command and args.command[0] == "--":
         args.command = args.command[1:]
     if not args.command:
-        sys.exit("graders.sandbox.jail: no command given")
+        _refuse("no command given")
     if args.inside:
         confine(args)
     if args.cgroup:  # this process becomes ``unshare``, which lives as long as the jail: the group's owner
         try:
             cgroup.JailGroup.create(args.memory_mb * 1024 ** 2, args.pids)
         except OSError as exc:
-            sys.exit(f"graders.sandbox.jail: cannot make the jail's cgroup: {exc}")
+            _refuse(f"cannot make the jail's cgroup: {exc}")
     argv = list(sys.argv[1:] if argv is None else argv)
     cmd = unshare_command(args.userns)
     os.execvp(cmd[0], cmd + [sys.executable, "-m", "graders.sandbox.jail", "--inside"] + argv)

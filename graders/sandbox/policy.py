@@ -33,13 +33,14 @@ from traitlets import Bool, Integer, List, Unicode
 from traitlets.config import Configurable
 
 import graders
+from graders.model.errors import VecgradeError
 from graders.sandbox import cgroup
 from graders.sandbox.jail import FIRST_UID, unshare_command
 from graders.sandbox.scratch import Scratch, tmpfs_available
 from graders.sandbox.session import Limits
 
 
-class SandboxUnavailableError(Exception):
+class SandboxUnavailableError(VecgradeError):
     """Confinement was asked for (the default) and this machine cannot provide it: grade nothing."""
 
 

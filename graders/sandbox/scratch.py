@@ -26,6 +26,7 @@ import shutil
 import tempfile
 import weakref
 
+from graders.model.errors import VecgradeError
 from graders.sandbox import owner
 
 PREFIX = "vecgrade-"
@@ -36,7 +37,7 @@ INODES = 20_000  # files a jail's scratch may hold (each costs kernel memory)
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-class ScratchError(OSError):
+class ScratchError(VecgradeError, OSError):
     """A jail's size-limited scratch could not be mounted (one line)."""
 
 

@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
+from graders.model.errors import VecgradeError
 from graders.sandbox import cgroup, launch
 from graders.sandbox.clock import ClockUnavailable, CpuClock, listen_for_credentials, recv_hello
 from graders.sandbox.launch import process_env
@@ -44,7 +45,7 @@ MAX_REPLY_BYTES = 256 * 1024 * 1024
 BUSY_WAIT, STILL, SLICE = 10.0, 2.0, 0.05
 
 
-class WorkerFailure(Exception):
+class WorkerFailure(VecgradeError):
     """The worker hung, died or sent something unreadable; the message says which."""
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import nbformat
 from nbformat import NotebookNode
 
+from graders.model.errors import VecgradeError
 from graders.sandbox.session import ForkServer, Limits, WorkerFailure, end_program, process_env
 from graders.sandbox.wire import WireError, decode, encode, recv_frame, send_frame
 
@@ -27,7 +28,7 @@ MAX_REPLY_BYTES = 64 * 1024 * 1024
 MIME_TEXT = (str, list)
 
 
-class ShellStopped(Exception):
+class ShellStopped(VecgradeError):
     """The shell is gone (it died, hung past its grace, or sent something unreadable): no more cells run."""
 
 

@@ -24,12 +24,14 @@ import time
 
 import torch
 
+from graders.model.errors import VecgradeError
+
 _DTYPES = {str(d): d for d in (
     torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128,
     torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool)}
 
 
-class WireError(ValueError):
+class WireError(VecgradeError, ValueError):
     """A message that does not follow the format."""
 
 

@@ -31,6 +31,8 @@ import threading
 import time
 import types
 
+from graders.model.errors import VecgradeError
+from graders.sandbox.exits import ProcessExit
 from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
 
 MAX_ERROR = 300  # characters of a student's exception message that reach feedback
@@ -85,7 +87,7 @@ def _discard(*args, **kwargs) -> None:
     """``print`` and ``display`` in the grading child."""
 
 
-class NotPlain(Exception):
+class NotPlain(VecgradeError):
     """An output that is not a plain ``torch.Tensor`` (a subclass, a proxy): it could run code of its own when
     read, after the clock or the counter has stopped, so it is refused before anything touches it."""
 
@@ -275,7 +277,7 @@ def _warm_up() -> None:
 
 def _child(conn_fd: int) -> None:
     # a fork of the child would share the grader's socket: it dies at once instead
-    os.register_at_fork(after_in_child=lambda: os._exit(70))
+    os.register_at_fork(after_in_child=lambda: os._exit(ProcessExit.FORKED_GRADING_CHILD))
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
@@ -287,7 +289,7 @@ def _child(conn_fd: int) -> None:
         sock.sendall(HELLO)
         serve(sock)
     finally:
-        os._exit(0)
+        os._exit(ProcessExit.OK)
 
 
 def _quiet_display() -> None:

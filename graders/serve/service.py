@@ -27,6 +27,8 @@ from graders.course.grade import settle_ungraded
 from graders.course.lock import gradebook_lock
 from graders.engine.coordinator import Engine
 from graders.engine.course import Course
+from graders.engine.executors import Executor, executor_for
+from graders.model.errors import VecgradeError
 from graders.model.inert import inert
 from graders.pipeline.intake import Intake
 from graders.sandbox.scratch import Scratch, sweep
@@ -38,12 +40,11 @@ from graders.serve.logline import log, outcome_line
 from graders.serve.settings import Serve
 from graders.serve.steps import StepFailed, collect, exchange_course, feedback, score
 from graders.serve.watcher import Caps
-from graders.serve.workers import Workers
 
 SERVICE_LOCK = ".vecgrade-serve.lock"
 
 
-class AlreadyServing(RuntimeError):
+class AlreadyServing(VecgradeError, RuntimeError):
     pass
 
 
@@ -75,7 +76,8 @@ class Service:
         self.tz = self.config.Exchange.get("timezone", "UTC")
         self.exchange = exchange_course(self.config)
         self.ledger = Ledger(ledger_url(course))
-        self.workers = Workers(jobs, scheduler)
+        self.executor: Executor = executor_for(jobs, scheduler)  # for the service's life, every assignment's
+        self.batch = jobs  # submissions worth grading at once: one per process (a Dask cluster's size is its own)
         self.graders: dict[str, Engine] = {}
         # <tmp>/vecgrade-serve-<pid.start>-<random>, 0700: only this service reads it; removed when the service
         # stops, and by the next run when the service was killed (graders.sandbox.scratch: its owner has ended)
@@ -111,14 +113,14 @@ class Service:
         if assignment not in self.graders:
             fixed = self.config.TrustedVerdicts.get("seed")
             seed = self.ledger.seed(assignment, fixed if isinstance(fixed, int) else None)
-            self.graders[assignment] = Engine(self.course, assignment, seed=seed, runner=self.workers.runner,
+            self.graders[assignment] = Engine(self.course, assignment, seed=seed, executor=self.executor,
                                                    known=self.ledger.verdicts(assignment))
         return self.graders[assignment]
 
     def close(self) -> None:
         for grader in self.graders.values():
             grader.close()
-        self.workers.close()
+        self.executor.close()
         self.ledger.close()
         self._staging.cleanup()
 
@@ -191,7 +193,7 @@ class Service:
             return False
         due.sort(key=lambda e: (e.seen_at, e.entry))
         assignment = due[0].assignment
-        batch = [e for e in due if e.assignment == assignment][:self.workers.batch]
+        batch = [e for e in due if e.assignment == assignment][:self.batch]
         try:
             self.grade(assignment, batch)
         except Exception as exc:  # noqa: BLE001 - a failure of the service itself: the batch is tried again

@@ -19,11 +19,12 @@ from nbgrader.exchange.default.exchange import Exchange
 from nbgrader.utils import capture_log, temp_attrs
 
 from graders.engine.course import Course
+from graders.model.errors import VecgradeError
 from graders.serve.pages import add_banner
 from graders.serve.watcher import SECRET, read_secret
 
 
-class StepFailed(Exception):
+class StepFailed(VecgradeError):
     """An nbgrader step failed; the message is nbgrader's most specific line."""
 
 

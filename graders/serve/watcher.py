@@ -28,6 +28,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.utils import parse_utc
 
+from graders.model.errors import VecgradeError
 from graders.model.inert import inert
 from graders.pipeline.refusals import (
     empty_for_student,
@@ -104,7 +105,7 @@ def owner(path: Path) -> str:
     return user_name(os.lstat(path).st_uid)
 
 
-class Refused(Exception):
+class Refused(VecgradeError):
     """A submission the service will not grade; the message is the one line the student reads."""
 
 

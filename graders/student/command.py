@@ -16,6 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import NoReturn
 
 from graders import __version__
+from graders.model.exits import ExitCode
 from graders.student.install import INSTRUCTOR
 
 INSTRUCTOR_MODULES = ("nbgrader", "typer", "rich", "nbformat", "nbclient")
@@ -41,14 +42,14 @@ def main() -> None:
     if missing:
         print(f"error: the instructor's commands need {', '.join(missing)}; install them with: {INSTRUCTOR} "
               "(vecgrade --version works without them)", file=sys.stderr)
-        raise SystemExit(2)
+        raise SystemExit(ExitCode.USAGE_ERROR)
     lighter_imports()
     from graders.cli import app  # lazy: typer and the instructor's modules exist only past the check above
     try:
         app()
     except SystemExit as exc:
         end(exc.code)
-    end(0)
+    end(ExitCode.OK)
 
 
 def lighter_imports() -> None:
@@ -67,12 +68,12 @@ def end(code) -> NoReturn:
     if any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         raise SystemExit(code)
     if code is None:
-        status = 0
+        status: int = ExitCode.OK
     elif isinstance(code, int):
         status = code
     else:
         print(code, file=sys.stderr)
-        status = 1
+        status = ExitCode.FAILED
     atexit._run_exitfuncs()  # what the interpreter runs first when it exits: temporary folders, fork servers, logs
     for stream in (sys.stdout, sys.stderr):
         try:

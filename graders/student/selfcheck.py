@@ -28,6 +28,7 @@ import torch
 from graders.checks.compare import mismatch
 from graders.checks.rules import forbidden_ops_used, grows
 from graders.checks.static import LOOP_HINT, Finding, Submission, summarize
+from graders.model.errors import VecgradeError
 from graders.model.verdict import GATED_MESSAGE as GATED
 from graders.student import history, work
 
@@ -62,7 +63,7 @@ def _bounded(call):
         signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
 
 
-class SelfCheckError(Exception):
+class SelfCheckError(VecgradeError):
     """What a self-check cell raises: IPython shows it as one line (``_render_traceback_``), not as a
     traceback through the kit's frames, so the student reads the one message that matters."""
 

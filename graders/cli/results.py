@@ -1,0 +1,187 @@
+"""``vecgrade report``, ``vecgrade status`` and ``vecgrade export``: what the gradebook holds, as a table, a page or
+an LMS's CSV; an ungraded submission is never a 0.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.markup import escape
+
+from graders.cli.base import COURSE, app, choose, console, fail, find_assignment, gradebook, open_course, say, writable
+from graders.model.inert import inert
+from graders.model.verdict import PARTS  # not graders.model.exercise: it imports torch (2 s), and --help needs none
+
+
+@app.command()
+def report(assignment: str, course: Path = COURSE,
+           csv_path: Optional[Path] = typer.Option(None, "--csv", help="Also write the table as CSV (parts.csv)."),
+           html_path: Optional[Path] = typer.Option(None, "--html",
+                                                      help="Also write a self-contained page with plots."),
+           groups: bool = typer.Option(False, "--groups", help="Also list, per exercise, the students who wrote "
+                                       "the same program (and near-duplicates); the HTML page always has them.")):
+    """Per-student, per-exercise scores from the gradebook; ungraded submissions are listed, never scored 0."""
+    from graders.course.marks import format_marks, marks_table
+    from graders.course.results import (
+        NOT_GRADED_YET,
+        class_marks,
+        nothing_graded,
+        version_changes,
+        version_fix,
+        write_parts_csv,
+    )
+    c = open_course(course)
+    a = find_assignment(c, assignment)
+    for path, option in ((csv_path, "--csv"), (html_path, "--html")):
+        if path:
+            writable(path, option)
+    with gradebook(c) as gb:
+        rows = class_marks(gb, c, a)
+        changes = version_changes(gb, a)
+        fix = version_fix(gb, a)
+    if all(r.status == NOT_GRADED_YET for r in rows):  # neither graded nor refused: an empty table says nothing
+        fail(nothing_graded(c, assignment))
+    table = marks_table(a, f"{assignment}: correct / vectorized / fast", after=("total",))
+    for r in rows:
+        cells = [format_marks(tuple(r.marks[ex.grade_id(p)] for p in PARTS)) if r.graded
+                 else "[yellow]ungraded[/yellow]" for ex in a.exercises]
+        table.add_row(escape(inert(r.student)), *cells, f"{r.total:g}" if r.total is not None else "-")
+    console.print(table)
+    for r in rows:
+        if not r.graded:
+            say(f"[red]no marks for {escape(inert(r.student))}[/red]: {escape(inert(r.status))}")
+    _changed(assignment, changes, fix)
+    graded = [r.student for r in rows if r.graded]
+    if groups or html_path:
+        from graders.course.groups import answer_groups, groups_html, groups_text
+        found = answer_groups(c, a, graded)
+        if groups:
+            say(groups_text(found), markup=False)
+    if csv_path:
+        write_parts_csv(csv_path, a, rows)
+        say(f"wrote {escape(str(csv_path))}")
+    if html_path:
+        from graders.course.observed import read_verdicts
+        from graders.course.report import write_html
+        write_html(html_path, a, rows, read_verdicts(c.root, a, graded), changes, groups_html(found))
+        say(f"wrote {escape(str(html_path))}")
+
+
+def _changed(assignment: str, changes: list[str], fix: str) -> None:
+    """One line when the definitions are not what the class was graded on, with what to do."""
+    if changes:
+        say(f"[yellow]note[/yellow]: {escape(assignment)} changed after the class was graded (the marks are from "
+            f"the older version in the gradebook): {escape('; '.join(changes))}; {escape(fix)}")
+
+
+@app.command()
+def status(assignment: Optional[str] = typer.Argument(None, help="One assignment (default: all)."),
+           course: Path = COURSE):
+    """Per assignment: released, submitted, graded, ungraded (and why), feedback not written or out of date."""
+    from graders.course.results import NoGradebook
+    from graders.course.status import status_table
+    c = open_course(course)
+    names = [find_assignment(c, assignment).name] if assignment else list(c.assignments)
+    try:
+        table, lines = status_table(c, names)
+    except NoGradebook as exc:  # one that cannot be opened; none at all is a line under the table
+        fail(str(exc))
+    console.print(table)
+    for line in lines:
+        say(line, markup=False)
+    _serve_queue(c, names)
+
+
+
+@app.command()
+def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignments (default: all in the gradebook)."),
+           course: Path = COURSE,
+           to: Path = typer.Option(Path("grades.csv"), "--to", help="CSV file to write."),
+           student: Optional[list[str]] = typer.Option(None, "--student", "-s", help="Only these students."),
+           form: str = typer.Option("parts", "--format",
+                                    help="parts (a column per exercise part), canvas or moodle (each LMS's gradebook "
+                                         "import: a column per assignment with its total)."),
+           roster: Optional[Path] = typer.Option(None, "--roster",
+                                                 help="CSV mapping student_id to the LMS's identities (first_name, "
+                                                      "last_name, email, canvas_id, sis_user_id, sis_login_id, "
+                                                      "section); canvas and moodle only.")):
+    """An LMS-ready CSV: per exercise part with max points, status, names and emails; or Canvas's or Moodle's import."""
+    from graders.course.export import FORMATS, export_rows, write_csv
+    from graders.course.results import NOT_GRADED_YET, version_changes, version_fix
+    choose("format", form, list(FORMATS))
+    if roster is not None and form == "parts":
+        fail("--roster is for --format canvas or moodle (the parts export names students by their nbgrader id)")
+    c = open_course(course)
+    chosen = [find_assignment(c, name) for name in assignments or []]
+    roster_rows = _roster(roster) if roster is not None else None
+    writable(to, "--to")
+    with gradebook(c) as gb:
+        if not chosen:
+            in_gb = {a.name for a in gb.assignments}
+            chosen = [a for n, a in c.assignments.items() if n in in_gb]
+        rows = export_rows(gb, c, chosen)
+        changes = {a.name: (version_changes(gb, a), version_fix(gb, a)) for a in chosen}
+        known = [r["student_id"] for r in rows[1:]]
+        for name in student or []:
+            choose("student", name, known)
+        rows = [rows[0]] + [r for r in rows[1:] if not student or r["student_id"] in student]
+        if form != "parts":
+            _export_lms(gb, c, chosen, [r["student_id"] for r in rows[1:]], form, to, roster, roster_rows)
+    if form == "parts":
+        write_csv(rows, to)
+    say(f"wrote {escape(str(to))}: {len(rows) - 1} student(s), {escape(', '.join(a.name for a in chosen))}")
+    for name, (found, fix) in changes.items():
+        _changed(name, found, fix)
+    for a in chosen:  # the file is right (empty marks, status "not graded yet"), but the teacher should know
+        waiting = [r["student_id"] for r in rows[1:] if r[f"{a.name} status"] == NOT_GRADED_YET]
+        if waiting:
+            say(f"[yellow]note[/yellow]: {escape(a.name)}: {len(waiting)} submission(s) not graded yet, exported "
+                f"with empty marks ({escape(', '.join(waiting))}); run `vecgrade grade {escape(a.name)}`, then export "
+                "again")
+
+
+def _roster(path: Path) -> dict[str, dict[str, str]]:
+    from graders.course.export import RosterError, read_roster
+    try:
+        return read_roster(path)
+    except RosterError as exc:
+        fail(str(exc))
+
+
+def _export_lms(gb, course, chosen, students: list[str], form: str, to: Path, roster: Optional[Path],
+                roster_rows: Optional[dict[str, dict[str, str]]]) -> None:
+    """Canvas's or Moodle's import file; a gradebook student the roster lacks stops it before anything is written."""
+    from graders.course.export import (
+        RosterError,
+        assignment_totals,
+        canvas_rows,
+        check_roster,
+        identities,
+        moodle_rows,
+        write_lms_csv,
+    )
+    extra: list[str] = []
+    if roster_rows is not None:
+        try:
+            extra = check_roster(roster_rows, students, roster or "")
+        except RosterError as exc:
+            fail(str(exc))
+    totals = assignment_totals(gb, course, chosen)
+    people = identities(gb, students, roster_rows)
+    header, table = (canvas_rows if form == "canvas" else moodle_rows)(chosen, totals, people)
+    write_lms_csv(to, header, table)
+    if extra:
+        say(f"[yellow]note[/yellow]: the roster {escape(str(roster))} lists {len(extra)} student(s) the export does "
+            f"not have (no submission in the gradebook, or another id), left out: {escape(', '.join(extra))}")
+
+
+
+def _serve_queue(c, names: list[str]) -> None:
+    """The service's queue under ``vecgrade status`` (nothing when no service ever ran for this course)."""
+    from graders.serve.queue import queue_table
+    found = queue_table(c, names)
+    if found is not None:
+        console.print(found[0])
+        for line in found[1]:
+            say(line, markup=False)
