@@ -42,9 +42,10 @@ from graders.checks.submission import combine, restated
 from graders.engine import gradebooks
 from graders.engine.course import Course
 from graders.engine.executors import call, executor
-from graders.engine.job import GradingJob, JobResult, definitions_files, jail_problem, reference_measurements
+from graders.engine.job import GradingJob, JobResult, jail_problem, reference_measurements
 from graders.engine.record import SubmissionResult, autograde
 from graders.model.exercise import Assignment
+from graders.model.fingerprint import definitions_files, fingerprint
 from graders.model.notebook import submission_cells
 from graders.model.store import VerdictStore
 from graders.model.verdict import Reason, Status, Verdict
@@ -125,7 +126,7 @@ class Engine:
     def definitions(self) -> dict[str, str]:
         folder = Path(self.config.TrustedVerdicts.get("assignments_dir", self.course.root / "assignments"))
         files = definitions_files(folder) if folder.is_dir() else {}
-        if files != self._definitions:  # the course changed: what was known is not known any more
+        if self._definitions is None or fingerprint(files) != fingerprint(self._definitions):  # the course changed
             # the program keys hold the definitions' fingerprint: what the store knows of older ones is never used
             self._definitions, self._assignment, self.measured, self._salt = files, None, None, None
         return files
