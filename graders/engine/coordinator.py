@@ -126,8 +126,8 @@ class Engine:
     def definitions(self) -> dict[str, str]:
         folder = Path(self.config.TrustedVerdicts.get("assignments_dir", self.course.root / "assignments"))
         files = definitions_files(folder) if folder.is_dir() else {}
-        if self._definitions is None or fingerprint(files) != fingerprint(self._definitions):  # the course changed
-            # the program keys hold the definitions' fingerprint: what the store knows of older ones is never used
+        if self._definitions is None or fingerprint(files) != fingerprint(self._definitions):
+            # the course changed: forget what was known (program keys hold the fingerprint: older ones go unused)
             self._definitions, self._assignment, self.measured, self._salt = files, None, None, None
         return files
 
