@@ -43,6 +43,7 @@ from graders.engine import gradebooks
 from graders.engine.course import Course
 from graders.engine.executors import call, executor
 from graders.engine.job import GradingJob, JobResult, jail_problem, reference_measurements
+from graders.engine.paths import Step
 from graders.engine.record import SubmissionResult, autograde
 from graders.model.exercise import Assignment
 from graders.model.fingerprint import definitions_files, fingerprint
@@ -126,8 +127,7 @@ class Engine:
     def definitions(self) -> dict[str, str]:
         folder = Path(self.config.TrustedVerdicts.get("assignments_dir", self.course.root / "assignments"))
         files = definitions_files(folder) if folder.is_dir() else {}
-        if self._definitions is None or fingerprint(files) != fingerprint(self._definitions):
-            # the course changed: forget what was known (program keys hold the fingerprint: older ones go unused)
+        if self._definitions is None or fingerprint(files) != fingerprint(self._definitions):  # the course changed
             self._definitions, self._assignment, self.measured, self._salt = files, None, None, None
         return files
 
@@ -188,7 +188,7 @@ class Engine:
     def _prepare(self, student: str, definitions: dict[str, str]) -> list[Planned]:
         """nbgrader's sanitize steps on each of the student's notebooks. A notebook that fails here (unknown
         to the gradebook, say) gets no job: nbgrader's own autograde then meets it and says why."""
-        folder = self.course.root / "submitted" / student / self.assignment_name
+        folder = self.course.paths.folder(Step.SUBMITTED, self.assignment_name, student)
         assignment = self.assignment()
         if self._known is None:
             self._known = known_notebooks(self.course.db_url, self.assignment_name) or set()
@@ -388,7 +388,7 @@ class Engine:
     def warm(self) -> bool:
         """Grade the course's own solution notebook once, unrecorded, on every process of the executor, so the
         first student waits for nothing (the service does this at start)."""
-        source = self.course.root / "source" / self.assignment_name / f"{self.assignment_name}.ipynb"
+        source = self.course.paths.notebook(Step.SOURCE, self.assignment_name)
         if not source.exists():
             return False
         job = GradingJob("(warm-up)", self.assignment_name, self.assignment_name, source.read_text(),

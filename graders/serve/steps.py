@@ -18,6 +18,7 @@ from nbgrader.exchange.default.exchange import Exchange
 from nbgrader.utils import capture_log, temp_attrs
 
 from graders.engine.course import Course
+from graders.engine.paths import Step
 from graders.engine.record import nbgrader_reason
 from graders.serve.pages import add_banner
 from graders.serve.watcher import SECRET, read_secret
@@ -57,7 +58,7 @@ def score(course: Course, assignment: str, student: str) -> tuple[float | None, 
 
 def collect(api, course: Course, staged_root: Path, staged: Path, assignment: str, student: str) -> None:
     """nbgrader's collect of the one staged submission into ``submitted/<student>/<assignment>/``."""
-    dest = course.root / "submitted" / student / assignment
+    dest = course.paths.folder(Step.SUBMITTED, assignment, student)
     if dest.is_dir() and read_secret(dest) != read_secret(staged):
         shutil.rmtree(dest)  # another submission (older, or one a plain `nbgrader collect` took): this one counts
     with temp_attrs(api.coursedir, assignment_id=assignment, student_id=student):
@@ -75,7 +76,7 @@ def feedback(api, course: Course, assignment: str, student: str, line: str) -> N
     result = api.generate_feedback(assignment, student, force=True)
     if not result["success"]:
         raise StepFailed(f"nbgrader generate_feedback failed: {nbgrader_reason(result)}")
-    folder = course.root / "feedback" / student / assignment
+    folder = course.paths.folder(Step.FEEDBACK, assignment, student)
     if not (folder / SECRET).exists():
         raise StepFailed("nbgrader generate_feedback wrote no submission secret: the feedback cannot be released")
     for page in folder.glob("*.html"):
