@@ -13,7 +13,8 @@ The subpackages follow the grading pipeline, each importing only those above it 
                   vectorized, fast), ``submission`` (one notebook, every exercise: ``GradingRun``).
 - ``pipeline`` -- nbgrader plug-ins, one step per module: ``intake``, ``execute`` (the confined kernel),
                   ``restore`` (deleted grade cells), ``verdicts`` (TrustedVerdicts), ``precomputed`` (recording),
-                  ``safecopy`` (the one checked copy of a submission folder).
+                  ``safecopy`` (the one checked copy of a submission folder), ``nbgrader_seam`` (every patch of
+                  nbgrader, in one table, on a tested nbgrader only).
 - ``engine``   -- a class's grading: ``coordinator`` (``Engine``), ``job``, ``executors``, ``record``, ``course``,
                   ``paths`` (``CoursePaths``: every course folder, by nbgrader's ``format_path``).
 - ``course``   -- the instructor's operations on a course folder: ``build``, ``validate``, ``grade`` (a whole

@@ -36,6 +36,7 @@ from traitlets import Integer
 from traitlets.config import Configurable
 
 from graders.pipeline import arrivals
+from graders.pipeline.nbgrader_seam import patch
 from graders.pipeline.refusals import NoNotebookError, known_notebooks, submission_refusal
 from graders.pipeline.safecopy import Caps, Refused, stage
 from graders.sandbox.policy import Sandbox
@@ -200,9 +201,6 @@ class SafeAutograde(Autograde):
 def install() -> None:
     """Make ``nbgrader autograde`` and ``NbGraderAPI.autograde`` use ``SafeAutograde``, and date submissions by
     their time of record (``graders.pipeline.arrivals``)."""
-    import nbgrader.apps.api
-    import nbgrader.apps.autogradeapp
-
-    nbgrader.apps.api.Autograde = SafeAutograde
-    nbgrader.apps.autogradeapp.Autograde = SafeAutograde
+    patch("nbgrader.apps.api.Autograde", SafeAutograde)
+    patch("nbgrader.apps.autogradeapp.Autograde", SafeAutograde)
     arrivals.install()  # collect records each submission's time of record; nbgrader reads times from it
