@@ -239,8 +239,9 @@ def _import_path(path: Path, mod_name: str):
     return module
 
 
-def load_assignment(path: Path) -> Assignment:
-    """Import one definition module by path (``assignments`` is not an installed package)."""
+def load_assignment(path: Path, folder_print: str | None = None) -> Assignment:
+    """Import one definition module by path (``assignments`` is not an installed package), with its folder's
+    fingerprint (``folder_print`` when the caller has it already)."""
     path = Path(path)
     module = _import_path(path, f"vecgrade_assignments.{path.stem}")
     assignment = getattr(module, "ASSIGNMENT", None)
@@ -248,7 +249,7 @@ def load_assignment(path: Path) -> Assignment:
         raise ValueError(f"{path} defines no ASSIGNMENT = Assignment(...)")
     if assignment.name != path.stem:
         raise ValueError(f"{path}: ASSIGNMENT.name is {assignment.name!r}, expected {path.stem!r}")
-    return dataclasses.replace(assignment, fingerprint=folder_fingerprint(path.parent))
+    return dataclasses.replace(assignment, fingerprint=folder_print or folder_fingerprint(path.parent))
 
 
 _LOADED: dict[tuple[str, str], Assignment] = {}
@@ -261,12 +262,13 @@ def load_assignment_once(path: Path) -> Assignment:
     path = Path(path).resolve()
     key = (str(path), folder_fingerprint(path.parent))
     if key not in _LOADED:
-        _LOADED[key] = load_assignment(path)
+        _LOADED[key] = load_assignment(path, key[1])
     return _LOADED[key]
 
 
 def load_course(assignments_dir: Path) -> dict[str, Assignment]:
     """All assignments of a course, by name, in file order."""
     files = sorted(p for p in Path(assignments_dir).glob("*.py") if not p.name.startswith("_"))
-    loaded = sorted(map(load_assignment, files), key=lambda a: (a.order, a.name))
+    folder_print = folder_fingerprint(Path(assignments_dir))
+    loaded = sorted((load_assignment(f, folder_print) for f in files), key=lambda a: (a.order, a.name))
     return {a.name: a for a in loaded}
