@@ -5,15 +5,19 @@ The subpackages follow the grading pipeline, each importing only those above it 
 - ``model``    -- what an instructor writes and what grading produces: ``exercise`` (the definitions' data
                   model), ``inputs`` (random tensors for hidden cases), ``notebook`` (which cell is which),
                   ``verdict`` (the result contract), ``store`` (verdicts by program key),
-                  ``errors`` (``VecgradeError``, the root of every error the kit raises).
+                  ``errors`` (``VecgradeError``, the root of every error the kit raises), ``fingerprint`` (the
+                  definitions' one fingerprint).
 - ``sandbox``  -- the untrusted side: ``worker`` (runs student code), ``wire`` (plain-data messages),
                   ``session`` (the grader's handle on a worker), ``jail``, ``policy``, ``cgroup``,
                   ``preflight`` (a jail runs torch under the limits), ``shell`` (the feedback kernel).
 - ``checks``   -- the trusted decisions: ``static`` (AST), ``compare`` (outputs), ``parts`` (correct,
                   vectorized, fast), ``submission`` (one notebook, every exercise: ``GradingRun``).
 - ``pipeline`` -- nbgrader plug-ins, one step per module: ``intake``, ``execute`` (the confined kernel),
-                  ``restore`` (deleted grade cells), ``verdicts`` (TrustedVerdicts), ``precomputed`` (recording).
-- ``engine``   -- a class's grading: ``coordinator`` (``Engine``), ``job``, ``executors``, ``record``, ``course``.
+                  ``restore`` (deleted grade cells), ``verdicts`` (TrustedVerdicts), ``precomputed`` (recording),
+                  ``safecopy`` (the one checked copy of a submission folder), ``nbgrader_seam`` (every patch of
+                  nbgrader, in one table, on a tested nbgrader only).
+- ``engine``   -- a class's grading: ``coordinator`` (``Engine``), ``job``, ``executors``, ``record``, ``course``,
+                  ``paths`` (``CoursePaths``: every course folder, by nbgrader's ``format_path``).
 - ``course``   -- the instructor's operations on a course folder: ``build``, ``validate``, ``grade`` (a whole
                   class), ``status``, ``report``, ``export``, ``demo``.
 - ``serve``    -- verdicts on submit: the service, its ledger, admission and pages.

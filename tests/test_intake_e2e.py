@@ -158,7 +158,12 @@ def test_unsafe_entries_lists_links_and_special_files_only(tmp_path):
     os.symlink("/etc", tmp_path / "dirlink")
     os.mkfifo(tmp_path / "pipe")
     assert unsafe_entries(str(tmp_path)) == ["dirlink", "pipe", "sub/link"]
-    copy_regular_files(str(tmp_path), str(tmp_path / ".." / "copy"))
+    with pytest.raises(UnsafeSubmissionError, match="which is not a regular file"):
+        copy_regular_files(str(tmp_path), str(tmp_path / ".." / "copy"))  # the one safe copy refuses, copies nothing
+    assert not (tmp_path / ".." / "copy").exists()
+    for path in ("dirlink", "pipe", "sub/link"):
+        os.unlink(tmp_path / path)
+    copy_regular_files(str(tmp_path), str(tmp_path / ".." / "copy"))  # control: regular files and folders are copied
     copied = sorted(str(p.relative_to(tmp_path / ".." / "copy")) for p in (tmp_path / ".." / "copy").rglob("*"))
     assert copied == ["nb.ipynb", "sub", "sub/data.csv"]
     assert all(stat.S_ISREG(os.lstat(tmp_path / ".." / "copy" / p).st_mode) for p in ("nb.ipynb", "sub/data.csv"))

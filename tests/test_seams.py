@@ -1,34 +1,59 @@
-"""The typed seams: every executor kind is an ``Executor`` and the verdict store a ``Store``, the Protocols their
-callers annotate with (mypy checks the annotations; these check the same shapes at run time, both ways)."""
-from graders.engine.executors import Dask, Executor, Pool, Serial, executor_for
-from graders.model.store import Store, VerdictStore
+"""The seams kept once: the definitions' fingerprint and the reader of nbgrader's error line."""
+from __future__ import annotations
 
-KINDS: tuple[type[Executor], ...] = (Serial, Pool, Dask)  # mypy: each kind has the Protocol's shape
+import dataclasses
+import shutil
 
+from graders import KIT_ROOT
+from graders.checks.submission import definitions_digest
+from graders.engine.record import nbgrader_reason
+from graders.model.exercise import load_assignment
+from graders.model.fingerprint import definitions_files, fingerprint, folder_fingerprint
 
-def test_each_local_kind_is_an_executor():
-    pool = Pool(2)  # its processes start on first use: none here
-    try:
-        assert isinstance(Serial(), Executor) and isinstance(pool, Executor)
-        assert pool.capacity == 4 and pool.in_flight == 0 and pool.wait() == []
-    finally:
-        pool.close()
-    assert type(executor_for(1)) is Serial and type(executor_for(3)) is Pool and len(KINDS) == 3
+WRAPPER = "nbgrader.converters.base.NbGraderException: Please see the above traceback for details"
 
 
-def test_a_thing_without_the_executors_shape_is_not_one():
-    class Half:  # submits and waits, but cannot be warmed or closed
-        capacity, in_flight = 1, 0
+def test_nbgrader_reason_picks_the_most_specific_line_never_the_wrapper():
+    log = ("[AutogradeApp | ERROR] There was an error processing assignment: /c/submitted/s/a\n"
+           "Traceback (most recent call last):\n"
+           "graders.pipeline.intake.UnsafeSubmissionError: UnsafeSubmissionError: s/a holds pipe\n")
+    assert nbgrader_reason({"log": log, "error": WRAPPER}) == "UnsafeSubmissionError: s/a holds pipe"
+    logged = "[CollectApp | INFO] Collecting\n[CollectApp | ERROR] No submissions found for a\n"
+    assert nbgrader_reason({"log": logged, "error": WRAPPER}) == "[CollectApp | ERROR] No submissions found for a"
+    assert nbgrader_reason({"log": "only this\n"}) == "only this"  # no error line: the last line
+    assert nbgrader_reason({"error": WRAPPER}) == "unknown error"  # the wrapper alone says nothing
+    assert len(nbgrader_reason({"error": "KeyError: " + "x" * 1000})) == 300
 
-        def submit(self, job):
-            pass
 
-        def wait(self):
-            return []
+def test_the_fingerprint_changes_with_any_file_and_only_then(tmp_path):
+    files = {"a.py": "A = 1\n", "lessons/a.md": "text"}
+    assert fingerprint(files) == fingerprint(dict(reversed(list(files.items()))))  # order: no change
+    assert fingerprint(files) != fingerprint({**files, "lessons/a.md": "text."})
+    assert fingerprint(files) != fingerprint({"b.py": "A = 1\n", "lessons/a.md": "text"})  # a renamed file
+    (tmp_path / "lessons").mkdir()
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "a.cpython-311.pyc").write_text("compiled")  # not definitions
+    assert definitions_files(tmp_path) == files and folder_fingerprint(tmp_path) == fingerprint(files)
 
-    assert not isinstance(Half(), Executor)
+
+def test_a_loaded_assignment_carries_its_folders_fingerprint_into_the_verdict_salt(tmp_path):
+    folder = tmp_path / "assignments"
+    shutil.copytree(KIT_ROOT / "assignments", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    loaded = load_assignment(folder / "broadcasting.py")
+    assert loaded.fingerprint == folder_fingerprint(folder) == definitions_digest(loaded)
+    lesson = folder / "lessons" / "broadcasting.md"
+    lesson.write_text(lesson.read_text() + "\nOne more line.\n")
+    assert definitions_digest(load_assignment(folder / "broadcasting.py")) != definitions_digest(loaded)
 
 
-def test_the_verdict_store_is_a_store_and_a_mapping_is_not():
-    assert isinstance(VerdictStore(), Store)
-    assert not isinstance({}, Store)  # get and `in`, but no put: it would keep anything, settled or not
+def test_an_assignment_built_in_code_is_fingerprinted_by_what_it_says():
+    loaded = load_assignment(KIT_ROOT / "assignments" / "broadcasting.py")
+    in_code = dataclasses.replace(loaded, fingerprint="")
+    assert len(definitions_digest(in_code)) == 32 and definitions_digest(in_code) != loaded.fingerprint
+    ex = in_code.exercises[0]
+    looser = dataclasses.replace(in_code, exercises=[dataclasses.replace(ex, rtol=ex.rtol * 10),
+                                                     *in_code.exercises[1:]])
+    assert definitions_digest(looser) != definitions_digest(in_code)  # a setting changed: a new fingerprint
+    assert definitions_digest(dataclasses.replace(in_code)) == definitions_digest(in_code)  # same content, same one

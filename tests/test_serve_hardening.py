@@ -24,8 +24,9 @@ from graders.engine.record import SubmissionResult
 from graders.model.csvsafe import read_rows
 from graders.model.inert import inert, is_inert
 from graders.model.verdict import Reason
-from graders.pipeline import refusals
+from graders.pipeline import refusals, safecopy
 from graders.pipeline.intake import Intake
+from graders.pipeline.safecopy import Caps, Refused, stage
 from graders.sandbox import owner
 from graders.serve import admission as admission_module
 from graders.serve import pages, watcher
@@ -35,13 +36,13 @@ from graders.serve.logline import outcome_line
 from graders.serve.queue import queue_table
 from graders.serve.service import Service
 from graders.serve.settings import Serve
-from graders.serve.watcher import Caps, Refused, check_notebooks, stage
+from graders.serve.watcher import check_notebooks
 
 from tests.helpers import ROOT
 
 SOURCE = ROOT / "source" / "broadcasting" / "broadcasting.ipynb"
 TS = "2025-01-01 10:00:00 UTC"
-ME = watcher.user_name(os.getuid())  # the entries' owner: the owner check passes for them
+ME = safecopy.user_name(os.getuid())  # the entries' owner: the owner check passes for them
 # a forged log line (a folder name holds no "/": U+2215 looks like one), erase-line, a window title, a formula,
 # unicode, the longest name: its inbound folder's name is 255 bytes
 HOSTILE = ["ada\nstudent=victim assignment=broadcasting queued=0.0s grading=1.0s outcome=graded 16\u221516",
@@ -135,7 +136,7 @@ def test_a_file_that_changes_between_count_and_copy_is_refused_and_never_copied_
         tmp_path, monkeypatch, change):
     folder = _entry(tmp_path / "inbound")
     (folder / "data.bin").write_bytes(b"x" * 100)
-    survey = watcher._survey
+    survey = safecopy._survey
 
     def then_change(*args):
         plan = survey(*args)
@@ -146,7 +147,7 @@ def test_a_file_that_changes_between_count_and_copy_is_refused_and_never_copied_
                 f.write(change)
         return plan
 
-    monkeypatch.setattr(watcher, "_survey", then_change)
+    monkeypatch.setattr(safecopy, "_survey", then_change)
     with pytest.raises(Refused, match="changed while it was being submitted"):
         stage(folder, tmp_path / "staged", ME, True, Caps(10**8))
     assert not (tmp_path / "staged").exists()
@@ -168,7 +169,7 @@ def test_a_file_that_grows_during_the_copy_is_read_one_byte_past_its_count_at_mo
             return real_read(self, n)
 
     opened = os.fdopen
-    monkeypatch.setattr(watcher.os, "fdopen", lambda fd, mode="r", *a, **k: Spy(io.FileIO(fd, "r"))
+    monkeypatch.setattr(safecopy.os, "fdopen", lambda fd, mode="r", *a, **k: Spy(io.FileIO(fd, "r"))
                         if mode == "rb" else opened(fd, mode, *a, **k))
     with pytest.raises(Refused, match="data.bin` changed while it was being submitted"):
         stage(folder, tmp_path / "staged", ME, True, Caps(10**8))
@@ -212,7 +213,7 @@ def admission(tmp_path, monkeypatch):
     exchange = tmp_path / "exchange" / "vecgrade"
     (exchange / "inbound").mkdir(parents=True)
     ledger = Ledger(ledger_url(course))
-    monkeypatch.setattr(admission_module, "known_notebooks", lambda course, a: ["broadcasting"])
+    monkeypatch.setattr(admission_module, "known_notebooks", lambda db_url, a: {"broadcasting"})
     monkeypatch.setattr(admission_module, "due_date", lambda course, a, s: None)
     now = [time.time()]
     a = Admission(course, ledger, exchange, tmp_path / "staging", ["broadcasting"], True, False,
@@ -329,7 +330,7 @@ def test_a_staged_copy_is_removed_when_its_entry_ends(tmp_path, monkeypatch):
     inbound = course.root / "exchange" / "vecgrade" / "inbound"
     inbound.mkdir(parents=True)
     service = Service(course, ["broadcasting"])
-    monkeypatch.setattr(admission_module, "known_notebooks", lambda course, a: ["broadcasting"])
+    monkeypatch.setattr(admission_module, "known_notebooks", lambda db_url, a: {"broadcasting"})
     monkeypatch.setattr(admission_module, "due_date", lambda course, a, s: None)
     try:
         kept, ended = _entry(inbound, tail="kept"), _entry(inbound, tail="ended")

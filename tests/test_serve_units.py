@@ -24,6 +24,7 @@ from graders.course.lock import gradebook_lock, lock_path
 from graders.model.notebook import grade_id_of
 from graders.model.store import VerdictStore
 from graders.model.verdict import Reason, Status, Verdict, cell_verdict, failed, not_graded, passed
+from graders.pipeline.safecopy import Refused, stage
 from graders.pipeline.verdicts import verdict_output, write_verdicts
 from graders.serve import pages
 from graders.serve.ledger import GRADED, GRADING, QUEUED, REFUSED, Ledger, ledger_exists, ledger_url
@@ -31,7 +32,7 @@ from graders.serve.limiter import decide
 from graders.serve.logline import outcome_line
 from graders.serve.queue import queue_status
 from graders.serve.service import Service, serving
-from graders.serve.watcher import Refused, check_notebooks, parse_name, read_secret, stage
+from graders.serve.watcher import check_notebooks, parse_name, read_secret
 
 from tests.helpers import ROOT
 

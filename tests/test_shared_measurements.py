@@ -7,8 +7,9 @@ from graders import KIT_ROOT
 from graders.checks import reference as reference_module
 from graders.checks.fast import FIRST, warm_up_requests
 from graders.checks.submission import GradingRun, combine
-from graders.engine.job import GradingJob, definitions_files, reference_measurements
+from graders.engine.job import GradingJob, reference_measurements
 from graders.model.exercise import load_assignment
+from graders.model.fingerprint import definitions_files
 
 SEED = 11
 

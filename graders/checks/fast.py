@@ -6,9 +6,10 @@ The student is timed in a fresh child that loaded only its program, the
 reference in a fresh child of the same kind (graders.checks.reference).
 
 1. A warm-up call (first calls pay lazy init), then a *probe* of k/16 calls
-   cut at ``PROBE_LIMIT`` seconds of wall time (an answer that takes seconds
-   per request, a Python loop, fails there in a tenth of a second; an honest
-   answer needs a few milliseconds for it), then one untimed request of k
+   cut at four times the reference's allowed time plus ``PROBE_SLACK``, at least
+   ``PROBE_LIMIT`` CPU seconds (an answer that takes seconds per request, a Python
+   loop, fails there in a few hundredths of a second; an honest answer needs a few
+   milliseconds for it, memory touched for the first time included), then one untimed request of k
    calls (memory touched for the first time costs up to 3x). The first timed
    request after it still costs ~1.2x the next ones (measured on identical
    code): that only makes a one-request pass harder, and every other verdict
@@ -49,7 +50,9 @@ from graders.model.errors import VecgradeError
 from graders.model.verdict import Reason, failed, passed
 from graders.sandbox.session import Deadline, WorkerFailure, WorkerSession
 
-PROBE, PROBE_LIMIT = 16, 0.1  # the probe runs k // PROBE calls; its wall-clock deadline's floor, in seconds
+# the probe runs k // PROBE calls, with a deadline (CPU seconds, graders.sandbox.session) of 4 times the reference's
+# allowed time plus PROBE_SLACK, and at least PROBE_LIMIT
+PROBE, PROBE_LIMIT, PROBE_SLACK = 16, 0.03, 0.02
 STALLED = 0.5  # a request past its deadline with less than this share of it on the CPU was kept waiting
 CLEAR = 2.0  # one repetition decides when the verdict is this clear on both thresholds
 REPS, MIN_REPS, MARGIN = 5, 3, 2.0  # near a threshold: up to REPS alternations, stopping once MARGIN-clear
@@ -170,7 +173,7 @@ def _fast(checks) -> Verdict:
         with checks.student.sibling() as student:  # a fresh child: the same process history as the reference's
             full = max(checks.timeouts.bench_min, 4 * ex.ref_factor * one * k + 0.5)
             limits = [max(checks.timeouts.bench_min, 4 * ex.ref_factor * one + 0.5),
-                      max(PROBE_LIMIT, 4 * ex.ref_factor * one * probe + 0.1), full]
+                      max(PROBE_LIMIT, 4 * ex.ref_factor * one * probe + PROBE_SLACK), full]
             for staged, limit in zip(warm_up, limits, strict=True):
                 _, outs = _timed(checks, student, staged, checks.budget(limit))
                 wrong = _check_outputs(ex, staged, outs)

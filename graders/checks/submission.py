@@ -36,6 +36,7 @@ from graders.checks.static import Submission, summarize
 from graders.checks.timing import Calibration, Staged, draw
 from graders.checks.vocabulary import Timeouts, Verdict
 from graders.model.exercise import Assignment, Exercise
+from graders.model.fingerprint import fingerprint
 from graders.model.store import Store, VerdictStore
 from graders.model.verdict import Reason, all_parts, disrupted, not_graded, own_doing
 from graders.sandbox.session import ForkServer, Limits, Template, WorkerFailure, WorkerSession
@@ -44,21 +45,25 @@ _DIGESTS: dict[int, tuple[Assignment, str]] = {}
 
 
 def definitions_digest(assignment: Assignment) -> str:
-    """A digest of what the course's definitions say about each exercise (code and settings), once per
-    loaded assignment."""
+    """The definitions' ``fingerprint``: the folder's, recorded when the assignment was loaded from one; for an
+    assignment built in code, the same function over what it says about each exercise (code and settings)."""
+    if assignment.fingerprint:
+        return assignment.fingerprint
     known = _DIGESTS.get(id(assignment))
     if known is not None and known[0] is assignment:
         return known[1]
-    parts = [assignment.name, assignment.preamble]
+    parts = {"name": assignment.name, "preamble": assignment.preamble}
     for ex in assignment.exercises:
-        for fn in (ex.reference, ex.loop, ex.hidden, ex.sized, ex.terms):
+        for role, fn in (("reference", ex.reference), ("loop", ex.loop), ("hidden", ex.hidden), ("sized", ex.sized),
+                         ("terms", ex.terms)):
             try:
-                parts.append(inspect.getsource(fn) if fn is not None else "")
+                parts[f"{ex.name}.{role}"] = inspect.getsource(fn) if fn is not None else ""
             except (OSError, TypeError):
-                parts.append(repr(fn))
-        parts.append(repr((ex.rtol, ex.atol, ex.forbidden, ex.forbidden_ops, ex.count_sizes, ex.bench_size,
-                           ex.speedup, ex.ref_factor, ex.max_ops, ex.max_lines, ex.in_place, ex.must_be_view)))
-    digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+                parts[f"{ex.name}.{role}"] = repr(fn)
+        parts[f"{ex.name}.settings"] = repr((ex.rtol, ex.atol, ex.forbidden, ex.forbidden_ops, ex.count_sizes,
+                                             ex.bench_size, ex.speedup, ex.ref_factor, ex.max_ops, ex.max_lines,
+                                             ex.in_place, ex.must_be_view))
+    digest = fingerprint(parts)
     _DIGESTS[id(assignment)] = (assignment, digest)
     return digest
 

@@ -87,7 +87,9 @@ def _refresh_feedback(c, assignment: str, students: list[str]) -> None:
     """A regrade must not leave stale feedback: students who already had feedback get it regenerated now
     (nbgrader's generate_feedback would otherwise skip them without --force)."""
     from graders.course.feedback import write_feedback
-    stale = [s for s in students if (c.root / "feedback" / s / assignment).is_dir()]
+    from graders.engine.paths import Step
+    paths = c.paths
+    stale = [s for s in students if paths.folder(Step.FEEDBACK, assignment, s).is_dir()]
     if not stale:
         return
     run = write_feedback(c, assignment, stale)
@@ -104,6 +106,7 @@ def feedback(assignment: str, course: Path = COURSE):
     Students without grades are skipped and named."""
     from graders.course.feedback import autograded_students, write_feedback
     from graders.course.results import nothing_graded
+    from graders.engine.paths import Step
     c = open_course(course)
     find_assignment(c, assignment)
     if not autograded_students(c, assignment):
@@ -115,6 +118,7 @@ def feedback(assignment: str, course: Path = COURSE):
             f"{escape(', '.join(run.skipped))}")
     for s, why in run.failed.items():
         say(f"[red]no feedback for {escape(s)}[/red]: {escape(why)}")
-    say(f"feedback for {len(run.written)} student(s) of {escape(assignment)} in {escape(str(c.root / 'feedback'))}")
+    where = c.paths.step_root(Step.FEEDBACK)
+    say(f"feedback for {len(run.written)} student(s) of {escape(assignment)} in {escape(str(where))}")
     if run.failed:
         raise typer.Exit(ExitCode.FAILED)

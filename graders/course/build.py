@@ -20,6 +20,7 @@ import torch
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from graders.checks.static import LOOP_HINT
+from graders.engine.paths import CoursePaths, Step
 from graders.model.exercise import PARTS, Assignment, Exercise
 from graders.model.notebook import SETUP_ID, answer_id, examples_id, loop_id
 from graders.student import install
@@ -227,7 +228,7 @@ def build_notebook(assignment: Assignment) -> nbformat.NotebookNode:
 
 
 def notebook_path(course_root: Path, assignment: Assignment) -> Path:
-    return Path(course_root) / "source" / assignment.name / f"{assignment.name}.ipynb"
+    return CoursePaths(course_root).notebook(Step.SOURCE, assignment.name)
 
 
 def render(assignment: Assignment) -> str:

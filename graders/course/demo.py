@@ -24,6 +24,7 @@ from graders.course.grade import grade_class
 from graders.course.marks import add_marks_row, exercise_marks, marks_table
 from graders.course.personas import Persona, demo_module, load_roster
 from graders.engine.course import Course
+from graders.engine.paths import Step
 from graders.model.errors import VecgradeError
 from graders.model.exercise import PARTS, Assignment, Exercise, load_course
 from graders.model.exits import ExitCode
@@ -120,11 +121,11 @@ def submit_class(course: Course, assignment_name: str, people: list[Persona] | N
     """
     assignment = course.assignments[assignment_name]
     people = load_roster(KIT_ROOT, assignment) if people is None else people
-    release = course.root / "release" / assignment_name / f"{assignment_name}.ipynb"
+    release = course.paths.notebook(Step.RELEASE, assignment_name)
     release_nb = nbformat.read(release, as_version=4)
     students = []
     for persona in people:
-        dest = course.root / "submitted" / persona.student / assignment_name / f"{assignment_name}.ipynb"
+        dest = course.paths.notebook(Step.SUBMITTED, assignment_name, persona.student)
         dest.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(persona.notebook(release_nb, assignment), dest)
         students.append(persona.student)
@@ -138,7 +139,7 @@ def submit_demo_class(course: Course, assignment_name: str) -> list[str]:
     if assignment_name not in course.assignments:
         raise DemoError(f"no assignment {assignment_name!r} in {course.root}; choose one of: "
                         f"{', '.join(course.assignments)}")
-    release = course.root / "release" / assignment_name / f"{assignment_name}.ipynb"
+    release = course.paths.notebook(Step.RELEASE, assignment_name)
     if not release.exists():
         raise DemoError(f"{release} does not exist: run `nbgrader generate_assignment {assignment_name}` first "
                         "(the demo class answers in the release notebook)")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from nbgrader.api import Gradebook, MissingEntry
 
 from graders.engine.course import Course
+from graders.engine.paths import Step
 from graders.engine.record import nbgrader_reason
 
 
@@ -24,8 +25,7 @@ class FeedbackRun:
 
 
 def autograded_students(course: Course, assignment: str) -> list[str]:
-    base = course.root / "autograded"
-    return sorted(p.parent.name for p in base.glob(f"*/{assignment}") if p.is_dir()) if base.is_dir() else []
+    return course.paths.students(Step.AUTOGRADED, assignment)
 
 
 def graded_students(gb: Gradebook, assignment: str, students: list[str]) -> list[str]:

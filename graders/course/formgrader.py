@@ -23,6 +23,7 @@ from nbgrader.apps.api import NbGraderAPI
 from graders.course.grade import ungraded
 from graders.engine.course import Course
 from graders.pipeline.arrivals import observed
+from graders.pipeline.nbgrader_seam import patch
 
 _original = {name: getattr(NbGraderAPI, name) for name in ("get_submission", "get_submissions",
                                                             "get_submitted_timestamp")}
@@ -76,6 +77,6 @@ def get_submitted_timestamp(self, assignment_id, student_id):
 
 def install() -> None:
     """Make the formgrader's API list every submission with its reason and time of record."""
-    NbGraderAPI.get_submission = get_submission  # type: ignore[method-assign]
-    NbGraderAPI.get_submissions = get_submissions  # type: ignore[method-assign]
-    NbGraderAPI.get_submitted_timestamp = get_submitted_timestamp  # type: ignore[method-assign]
+    patch("nbgrader.apps.api.NbGraderAPI.get_submission", get_submission)
+    patch("nbgrader.apps.api.NbGraderAPI.get_submissions", get_submissions)
+    patch("nbgrader.apps.api.NbGraderAPI.get_submitted_timestamp", get_submitted_timestamp)

@@ -22,6 +22,7 @@ from sqlalchemy.exc import SAWarning
 
 from graders.engine.coordinator import Engine
 from graders.engine.course import Course
+from graders.engine.paths import Step
 from graders.engine.record import SubmissionResult, autograde
 from graders.model.csvsafe import read_rows, write_rows
 from graders.model.inert import inert
@@ -76,7 +77,7 @@ def _remove_autograded(course: Course, assignment: str, students: list[str]) -> 
     """A refused submission leaves nothing behind: a folder in ``autograded/`` without gradebook rows would make
     nbgrader's generate_feedback fail for the whole class, and the formgrader would count it but not list it."""
     for student in students:
-        folder = course.root / "autograded" / student / assignment
+        folder = course.paths.folder(Step.AUTOGRADED, assignment, student)
         if folder.is_dir() and not folder.is_symlink():
             shutil.rmtree(folder)
         if folder.parent.is_dir() and not folder.parent.is_symlink() and not any(folder.parent.iterdir()):
@@ -120,7 +121,7 @@ def record_ungraded(course: Course, assignment: str, results: list[SubmissionRes
 def _submitted_as(course: Course, shown: str, assignment: str) -> str | None:
     """The student whose ``submitted/<student>/<assignment>/`` folder a row names (rows hold ``inert`` student ids:
     an honest id is itself; one with a control character is found among the folders), or None when it is gone."""
-    if (course.root / "submitted" / shown / assignment).is_dir():
+    if course.paths.folder(Step.SUBMITTED, assignment, shown).is_dir():
         return shown
     if "\\" not in shown:  # inert wrote nothing visible: the id is the folder's own name, and it is gone
         return None

@@ -21,6 +21,7 @@ from pygments.lexers import PythonLexer
 from graders.checks.identity import near_key, program_key
 from graders.checks.static import Submission
 from graders.engine.course import Course
+from graders.engine.paths import Step
 from graders.model.exercise import PARTS, Assignment
 from graders.model.notebook import grade_id_of, submission_cells
 from graders.model.verdict import cell_verdict
@@ -66,7 +67,7 @@ def answer_groups(course: Course, assignment: Assignment, students: list[str]) -
     """Per exercise, the groups of identical programs among ``students``' autograded notebooks."""
     found: dict[str, dict[str, Group]] = {ex.name: {} for ex in assignment.exercises}
     for student in sorted(students):
-        path = course.root / "autograded" / student / assignment.name / f"{assignment.name}.ipynb"
+        path = course.paths.notebook(Step.AUTOGRADED, assignment.name, student)
         if not path.exists():
             continue
         nb = nbformat.read(path, as_version=4)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import nbformat
 
+from graders.engine.paths import CoursePaths, Step
 from graders.model.exercise import Assignment
 from graders.model.verdict import GATED_MESSAGE, Reason, Status, Verdict, cell_verdict
 
@@ -93,7 +94,7 @@ def read_verdicts(root: Path, assignment: Assignment, students: list[str]) -> Ve
     """The verdicts in ``autograded/<student>/<assignment>/`` of each of ``students``."""
     out = Verdicts({ex.name: [] for ex in assignment.exercises}, {ex.name: {} for ex in assignment.exercises})
     for student in students:
-        path = Path(root) / "autograded" / student / assignment.name / f"{assignment.name}.ipynb"
+        path = CoursePaths(root).notebook(Step.AUTOGRADED, assignment.name, student)
         if not path.exists():
             continue
         for cell in nbformat.read(path, as_version=4).cells:

@@ -16,6 +16,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from graders.course.grade import ungraded
 from graders.engine.course import Course, _put_scripts_on_path, gradebook_marks
+from graders.engine.paths import Step
 from graders.model.csvsafe import write_rows
 from graders.model.errors import VecgradeError
 from graders.model.exercise import PARTS, Assignment
@@ -184,5 +185,4 @@ def write_parts_csv(dest: Path, assignment: Assignment, rows: list[StudentRow]) 
 
 def feedback_paths(course: Course, assignment: str, student: str) -> tuple[Path, Path]:
     """(autograded notebook, its feedback HTML)."""
-    return (course.root / "autograded" / student / assignment / f"{assignment}.ipynb",
-            course.root / "feedback" / student / assignment / f"{assignment}.html")
+    return course.paths.notebook(Step.AUTOGRADED, assignment, student), course.paths.feedback_page(assignment, student)

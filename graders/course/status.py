@@ -19,6 +19,7 @@ from rich.table import Table
 from graders.course.grade import ungraded
 from graders.course.results import NothingGraded, feedback_paths, gradebook_submissions
 from graders.engine.course import Course
+from graders.engine.paths import Step
 from graders.model.inert import inert
 from graders.pipeline.arrivals import arrivals
 
@@ -45,7 +46,7 @@ class AssignmentStatus:
 
 def assignment_status(course: Course, name: str, in_gradebook: set[str]) -> AssignmentStatus:
     """``name``'s status; ``in_gradebook``: the students with a submission of it in the gradebook."""
-    released = (course.root / "release" / name).is_dir()
+    released = course.paths.folder(Step.RELEASE, name).is_dir()
     submitted = course.submitted_students(name)
     why = ungraded(course, name)
     graded, missing, stale = [], [], []

@@ -42,10 +42,12 @@ from graders.checks.submission import combine, restated
 from graders.engine import gradebooks
 from graders.engine.course import Course
 from graders.engine.executors import Executor, call, executor_for
-from graders.engine.job import GradingJob, JobResult, definitions_files, jail_problem, reference_measurements
+from graders.engine.job import GradingJob, JobResult, jail_problem, reference_measurements
+from graders.engine.paths import Step
 from graders.engine.record import SubmissionResult, autograde
 from graders.model.errors import VecgradeError
 from graders.model.exercise import Assignment
+from graders.model.fingerprint import definitions_files, fingerprint
 from graders.model.notebook import submission_cells
 from graders.model.store import VerdictStore
 from graders.model.verdict import Reason, Status, Verdict
@@ -126,8 +128,7 @@ class Engine:
     def definitions(self) -> dict[str, str]:
         folder = Path(self.config.TrustedVerdicts.get("assignments_dir", self.course.root / "assignments"))
         files = definitions_files(folder) if folder.is_dir() else {}
-        if files != self._definitions:  # the course changed: what was known is not known any more
-            # the program keys hold the definitions' fingerprint: what the store knows of older ones is never used
+        if self._definitions is None or fingerprint(files) != fingerprint(self._definitions):  # the course changed
             self._definitions, self._assignment, self.measured, self._salt = files, None, None, None
         return files
 
@@ -188,7 +189,7 @@ class Engine:
     def _prepare(self, student: str, definitions: dict[str, str]) -> list[Planned]:
         """nbgrader's sanitize steps on each of the student's notebooks. A notebook that fails here (unknown
         to the gradebook, say) gets no job: nbgrader's own autograde then meets it and says why."""
-        folder = self.course.root / "submitted" / student / self.assignment_name
+        folder = self.course.paths.folder(Step.SUBMITTED, self.assignment_name, student)
         assignment = self.assignment()
         if self._known is None:
             self._known = known_notebooks(self.course.db_url, self.assignment_name) or set()
@@ -388,7 +389,7 @@ class Engine:
     def warm(self) -> bool:
         """Grade the course's own solution notebook once, unrecorded, on every process of the executor, so the
         first student waits for nothing (the service does this at start)."""
-        source = self.course.root / "source" / self.assignment_name / f"{self.assignment_name}.ipynb"
+        source = self.course.paths.notebook(Step.SOURCE, self.assignment_name)
         if not source.exists():
             return False
         job = GradingJob("(warm-up)", self.assignment_name, self.assignment_name, source.read_text(),

@@ -4,12 +4,14 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.apps import NbGraderAPI
 from traitlets.config.loader import PyFileConfigLoader
 
+from graders.engine.paths import CoursePaths, Step
 from graders.model.exercise import PARTS, Assignment, load_course
 
 
@@ -69,10 +71,14 @@ class Course:
         finally:
             os.chdir(old)
 
+    @cached_property
+    def paths(self) -> CoursePaths:
+        """Where nbgrader keeps each step's files in this course, under its config."""
+        return CoursePaths(self.root, self.config())
+
     def submitted_students(self, assignment: str) -> list[str]:
         """Every student with a folder ``submitted/<student>/<assignment>/``."""
-        base = self.root / "submitted"
-        return sorted(p.parent.name for p in base.glob(f"*/{assignment}") if p.is_dir()) if base.exists() else []
+        return self.paths.students(Step.SUBMITTED, assignment)
 
     def part_scores(self, assignment: Assignment) -> dict[str, dict[str, float | None]]:
         """{student: {grade_id: score}} for every student with a submission in the gradebook."""

@@ -19,6 +19,8 @@ import nbgrader.api
 from sqlalchemy import create_engine
 from sqlalchemy.engine import Engine, make_url
 
+from graders.pipeline.nbgrader_seam import patch
+
 _engines: dict[tuple, Engine] = {}
 _held: list[int] = []  # the kept SQLite files, open
 _users = 0
@@ -57,7 +59,7 @@ def share() -> None:
     """From now until the matching ``unshare``, nbgrader's gradebooks share one engine per database (it nests)."""
     global _users
     _users += 1
-    nbgrader.api.create_engine = shared_engine  # type: ignore[attr-defined]
+    patch("nbgrader.api.create_engine", shared_engine)
 
 
 def unshare() -> None:

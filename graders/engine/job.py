@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import atexit
 import copy
-import hashlib
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +26,7 @@ from graders.checks.fast import measure_reference
 from graders.checks.own_modules import write_modules
 from graders.checks.submission import GradingRun
 from graders.model.exercise import load_assignment_once
+from graders.model.fingerprint import fingerprint
 from graders.pipeline.precomputed import notebook_key
 from graders.pipeline.verdicts import VERDICTS
 from graders.sandbox.policy import Sandbox
@@ -58,19 +57,12 @@ class GradingJob:
         return notebook_key(nbformat.reads(self.notebook, as_version=4))
 
 
-def definitions_files(folder: Path) -> dict[str, str]:
-    """Every file of a course's definitions folder (the assignment modules import their variants, lessons
-    and case generators), by path relative to it: what a task carries so a worker needs no shared folder."""
-    return {str(p.relative_to(folder)): p.read_text() for p in sorted(Path(folder).rglob("*"))
-            if p.is_file() and p.suffix in (".py", ".md") and "__pycache__" not in p.parts}
-
-
 _definitions: dict[str, Scratch] = {}  # this process's folder per version of the definitions (removed at exit)
 
 
 def _definitions_folder(files: dict[str, str]) -> Path:
     """A folder holding the definitions, one per version of their content so a process never mixes two."""
-    digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16]
+    digest = fingerprint(files)
     if digest not in _definitions:
         scratch = Scratch("definitions")
         for name, text in files.items():

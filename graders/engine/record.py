@@ -25,12 +25,20 @@ class SubmissionResult:
     for_student: str = ""  # the reason worded for the student (no teacher's command or course path), when it differs
 
 
+_EXCEPTION_LINE = re.compile(r"\s*[\w.]*(Error|Exception|Missing)\b")  # ``KeyError: ...``, ``x.y.FooError: ...``
+_LOGGED_ERROR = re.compile(r"(Error|ERROR|Exception|CRITICAL)\b")  # ``[AutogradeApp | ERROR] ...``
+_WRAPPER = ("NbGraderException", "see the above traceback")  # nbgrader's own wrapper, which says nothing
+
+
 def nbgrader_reason(result: dict) -> str:
-    """The most specific error line nbgrader logged (its own wrapper exception says nothing)."""
-    lines = f"{result.get('log', '')}\n{result.get('error', '')}".splitlines()
-    errors = [line.strip() for line in lines if re.match(r"\s*[\w.]*(Error|Exception|Missing)\b", line)
-              and "NbGraderException" not in line]
-    return _tidy((errors or [line.strip() for line in lines if line.strip()] or ["unknown error"])[-1])[:300]
+    """The most specific error line of an nbgrader API result (its ``log`` and ``error``), at most 300 characters:
+    the last exception line, else the last line logged as an error, else the last line ("unknown error" when
+    there is none); never nbgrader's wrapper ("NbGraderException ... Please see the above traceback")."""
+    lines = [line.strip() for line in f"{result.get('log', '')}\n{result.get('error', '')}".splitlines()]
+    lines = [line for line in lines if line and not any(w in line for w in _WRAPPER)]
+    exceptions = [line for line in lines if _EXCEPTION_LINE.match(line)]
+    logged = [line for line in lines if _LOGGED_ERROR.search(line)]
+    return _tidy((exceptions or logged or lines or ["unknown error"])[-1])[:300]
 
 
 def _tidy(line: str) -> str:

@@ -7,7 +7,7 @@ definitions are the single source of truth.
 from __future__ import annotations
 
 import ast
-import hashlib
+import dataclasses
 import importlib.util
 import inspect
 import io
@@ -21,6 +21,7 @@ from typing import Callable, Iterable, Sequence
 
 import torch
 
+from graders.model.fingerprint import folder_fingerprint
 from graders.model.hints import LOOP_HINT
 
 PARTS = ("correct", "vectorized", "fast")
@@ -196,6 +197,8 @@ class Assignment:
     exercises: Sequence[Exercise]
     preamble: str = "import torch"
     order: int = 0
+    # the definitions folder's ``graders.model.fingerprint`` when loaded from one (``load_assignment``), else ""
+    fingerprint: str = field(default="", compare=False, repr=False)
 
     def exercise(self, name: str) -> Exercise:
         for ex in self.exercises:
@@ -236,8 +239,9 @@ def _import_path(path: Path, mod_name: str):
     return module
 
 
-def load_assignment(path: Path) -> Assignment:
-    """Import one definition module by path (``assignments`` is not an installed package)."""
+def load_assignment(path: Path, folder_print: str | None = None) -> Assignment:
+    """Import one definition module by path (``assignments`` is not an installed package), with its folder's
+    fingerprint (``folder_print`` when the caller has it already)."""
     path = Path(path)
     module = _import_path(path, f"vecgrade_assignments.{path.stem}")
     assignment = getattr(module, "ASSIGNMENT", None)
@@ -245,7 +249,7 @@ def load_assignment(path: Path) -> Assignment:
         raise ValueError(f"{path} defines no ASSIGNMENT = Assignment(...)")
     if assignment.name != path.stem:
         raise ValueError(f"{path}: ASSIGNMENT.name is {assignment.name!r}, expected {path.stem!r}")
-    return assignment
+    return dataclasses.replace(assignment, fingerprint=folder_print or folder_fingerprint(path.parent))
 
 
 _LOADED: dict[tuple[str, str], Assignment] = {}
@@ -256,18 +260,15 @@ def load_assignment_once(path: Path) -> Assignment:
     a grading process keeps the same exercise objects from one notebook to the next (and what the
     grading run caches for them)."""
     path = Path(path).resolve()
-    digest = hashlib.sha256()
-    for file in sorted(path.parent.rglob("*")):
-        if file.is_file() and "__pycache__" not in file.parts:
-            digest.update(f"{file.relative_to(path.parent)}\0".encode() + file.read_bytes())
-    key = (str(path), digest.hexdigest())
+    key = (str(path), folder_fingerprint(path.parent))
     if key not in _LOADED:
-        _LOADED[key] = load_assignment(path)
+        _LOADED[key] = load_assignment(path, key[1])
     return _LOADED[key]
 
 
 def load_course(assignments_dir: Path) -> dict[str, Assignment]:
     """All assignments of a course, by name, in file order."""
     files = sorted(p for p in Path(assignments_dir).glob("*.py") if not p.name.startswith("_"))
-    loaded = sorted(map(load_assignment, files), key=lambda a: (a.order, a.name))
+    folder_print = folder_fingerprint(Path(assignments_dir))
+    loaded = sorted((load_assignment(f, folder_print) for f in files), key=lambda a: (a.order, a.name))
     return {a.name: a for a in loaded}

@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.exchange import ExchangeFactory, default
+from nbgrader.exchange import default
 from nbgrader.utils import parse_utc
 
 from graders.model.csvsafe import read_rows, write_rows
+from graders.pipeline.nbgrader_seam import patch
 
 ARRIVALS = "arrivals.csv"
 FIELDS = ["student", "assignment", "arrived", "how", "claimed"]
@@ -211,5 +212,5 @@ class RecordingCollect(default.ExchangeCollect):
 def install() -> None:
     """Every nbgrader command in this process reads submission times from the record, and collect records them
     (unless ``ExchangeFactory.collect`` is configured to another plugin)."""
-    CourseDirectory.get_existing_timestamp = recorded_timestamp  # type: ignore[method-assign]
-    ExchangeFactory.class_traits()["collect"].default_value = RecordingCollect
+    patch("nbgrader.coursedir.CourseDirectory.get_existing_timestamp", recorded_timestamp)
+    patch("nbgrader.exchange.ExchangeFactory.collect.default_value", RecordingCollect)

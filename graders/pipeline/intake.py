@@ -25,10 +25,10 @@ import fnmatch
 import glob
 import json
 import os
-import shutil
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from nbgrader.converters import Autograde
 from nbgrader.converters.base import NbGraderException
@@ -37,7 +37,9 @@ from traitlets.config import Configurable
 
 from graders.model.errors import VecgradeError
 from graders.pipeline import arrivals
+from graders.pipeline.nbgrader_seam import patch
 from graders.pipeline.refusals import NoNotebookError, known_notebooks, submission_refusal
+from graders.pipeline.safecopy import Caps, Refused, stage
 from graders.sandbox.policy import Sandbox
 
 
@@ -147,19 +149,14 @@ def _cells(path: str) -> int:
 
 
 def copy_regular_files(source: str, dest: str, intake: Intake | None = None, ignore: Sequence[str] = ()) -> None:
-    """A private copy of ``source``'s regular files and folders (lstat; anything else is left out), except
-    names matching ``ignore``; over the ``intake`` caps nothing is copied (``UnsafeSubmissionError``)."""
-    max_files, max_bytes = (intake.max_files, intake.max_bytes) if intake is not None else (None, None)
-    found = survey(source, max_files, max_bytes, ignore)
-    if intake is not None and found.over:
-        raise UnsafeSubmissionError(intake.verdict(found, source))
-    os.makedirs(dest, exist_ok=True)
-    for path in found.folders:
-        os.makedirs(os.path.join(dest, path), exist_ok=True)
-    for path in found.files:
-        with open(os.path.join(source, path), "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as src, \
-                open(os.path.join(dest, path), "wb") as out:
-            shutil.copyfileobj(src, out)
+    """A private copy of ``source``'s regular files and folders, except names matching ``ignore``, made by the one
+    safe copy (``graders.pipeline.safecopy.stage``: counted through descriptors first, at most the bytes counted);
+    a symlink, a special file, or an entry over the ``intake`` caps copies nothing (``UnsafeSubmissionError``)."""
+    intake = intake if intake is not None else Intake()
+    try:
+        stage(Path(source), Path(dest), "", False, Caps(intake.max_bytes, intake.max_files, intake.max_cells), ignore)
+    except Refused as exc:
+        raise UnsafeSubmissionError(f"UnsafeSubmissionError: {exc}") from None
 
 
 class SafeAutograde(Autograde):
@@ -205,9 +202,6 @@ class SafeAutograde(Autograde):
 def install() -> None:
     """Make ``nbgrader autograde`` and ``NbGraderAPI.autograde`` use ``SafeAutograde``, and date submissions by
     their time of record (``graders.pipeline.arrivals``)."""
-    import nbgrader.apps.api
-    import nbgrader.apps.autogradeapp
-
-    nbgrader.apps.api.Autograde = SafeAutograde
-    nbgrader.apps.autogradeapp.Autograde = SafeAutograde
+    patch("nbgrader.apps.api.Autograde", SafeAutograde)
+    patch("nbgrader.apps.autogradeapp.Autograde", SafeAutograde)
     arrivals.install()  # collect records each submission's time of record; nbgrader reads times from it

@@ -12,7 +12,8 @@ import json
 import types
 
 import jsonschema
-import nbgrader.nbgraderformat.common
+
+from graders.pipeline.nbgrader_seam import patch
 
 _compiled: dict[str, object] = {}  # the schema as text -> its validator
 _seen: dict[int, tuple[dict, object]] = {}  # id of a recent schema dict -> (that dict, its validator)
@@ -38,4 +39,4 @@ def validate(instance, schema: dict) -> None:
 
 def install() -> None:
     """nbgrader's metadata validator (``CheckCellMetadata``, reading notebooks) uses the compiled schema."""
-    nbgrader.nbgraderformat.common.jsonschema = types.SimpleNamespace(validate=validate)  # type: ignore[attr-defined]
+    patch("nbgrader.nbgraderformat.common.jsonschema", types.SimpleNamespace(validate=validate))

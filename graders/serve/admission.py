@@ -29,23 +29,21 @@ from nbgrader.utils import parse_utc
 from graders.course.lock import gradebook_lock
 from graders.engine.course import Course
 from graders.model.inert import inert
+from graders.pipeline.refusals import known_notebooks
+from graders.pipeline.safecopy import Caps, Refused, owner, stage
 from graders.serve import pages
 from graders.serve.ledger import QUEUED, REFUSED, Entry, Ledger
 from graders.serve.logline import log, outcome_line
-from graders.serve.steps import StepFailed, collect, due_date, known_notebooks
+from graders.serve.steps import StepFailed, collect, due_date
 from graders.serve.watcher import (
     SETTLE_SECONDS,
-    Caps,
     InboundName,
-    Refused,
     check_notebooks,
     is_complete,
     is_folder,
-    owner,
     parse_name,
     read_secret,
     scan,
-    stage,
 )
 
 PAGES_MAX, PAGE_SCAN_MAX = 20, 1000  # notebooks given a page; entries of an inbound folder looked at to find them
@@ -198,7 +196,8 @@ class Admission:
         root, staged = self._paths(parsed.name)
         try:
             stage(self.inbound / parsed.name, staged, parsed.student, self.check_owner, self.caps)
-            check_notebooks(staged, known_notebooks(self.course, parsed.assignment), self.caps.max_cells)
+            check_notebooks(staged, sorted(known_notebooks(self.course.db_url, parsed.assignment) or ()),
+                            self.caps.max_cells)
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
             raise

@@ -19,6 +19,7 @@ from pathlib import Path
 from dateutil.tz import gettz
 from nbgrader.utils import notebook_hash
 
+from graders.engine.paths import exchange_feedback
 from graders.model.inert import inert
 
 FEEDBACK_MODE = 0o711  # as nbgrader's release_feedback makes the exchange's feedback folder
@@ -63,7 +64,7 @@ def add_banner(feedback_html: Path, line: str) -> None:
 
 def publish(exchange_course: Path, secret: str, notebook_ids: list[str], text: str) -> list[Path]:
     """Write ``text`` as the feedback of each notebook of one submission, atomically, readable by its student."""
-    folder = exchange_course / "feedback"
+    folder = exchange_feedback(exchange_course)
     if not folder.is_dir():
         folder.mkdir(parents=True)
         os.chmod(folder, FEEDBACK_MODE)

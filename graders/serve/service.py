@@ -31,6 +31,7 @@ from graders.engine.executors import Executor, executor_for
 from graders.model.errors import VecgradeError
 from graders.model.inert import inert
 from graders.pipeline.intake import Intake
+from graders.pipeline.safecopy import Caps
 from graders.sandbox.scratch import Scratch, sweep
 from graders.serve import pages
 from graders.serve.admission import Admission
@@ -39,7 +40,6 @@ from graders.serve.limiter import decide
 from graders.serve.logline import log, outcome_line
 from graders.serve.settings import Serve
 from graders.serve.steps import StepFailed, collect, exchange_course, feedback, score
-from graders.serve.watcher import Caps
 
 SERVICE_LOCK = ".vecgrade-serve.lock"
 

@@ -9,7 +9,6 @@ from the gradebook, where nbgrader keeps them.
 """
 from __future__ import annotations
 
-import re
 import shutil
 from datetime import datetime
 from pathlib import Path
@@ -19,6 +18,8 @@ from nbgrader.exchange.default.exchange import Exchange
 from nbgrader.utils import capture_log, temp_attrs
 
 from graders.engine.course import Course
+from graders.engine.paths import Step
+from graders.engine.record import nbgrader_reason
 from graders.model.errors import VecgradeError
 from graders.serve.pages import add_banner
 from graders.serve.watcher import SECRET, read_secret
@@ -32,23 +33,6 @@ def exchange_course(config) -> Path:
     """``<Exchange.root>/<course_id>``: where nbgrader's exchange keeps this course."""
     root = config.Exchange.get("root", Exchange.root.default_value)
     return Path(root) / config.CourseDirectory.course_id
-
-
-def why(result: dict) -> str:
-    """nbgrader's most specific error line (its own wrapper says only "Please see the above traceback")."""
-    lines = f"{result.get('log', '')}\n{result.get('error', '')}".splitlines()
-    picked = [line.strip() for line in lines if re.search(r"(Error|ERROR|Exception|CRITICAL)\b", line)
-              and "NbGraderException" not in line and "see the above traceback" not in line]
-    return (picked or [line.strip() for line in lines if line.strip()] or ["unknown error"])[-1][:300]
-
-
-def known_notebooks(course: Course, assignment: str) -> list[str]:
-    """The assignment's notebook ids in the gradebook (nbgrader grades those and skips any other)."""
-    with Gradebook(course.db_url) as gb:
-        try:
-            return sorted(nb.name for nb in gb.find_assignment(assignment).notebooks)
-        except MissingEntry:
-            return []
 
 
 def due_date(course: Course, assignment: str, student: str) -> datetime | None:
@@ -75,7 +59,7 @@ def score(course: Course, assignment: str, student: str) -> tuple[float | None, 
 
 def collect(api, course: Course, staged_root: Path, staged: Path, assignment: str, student: str) -> None:
     """nbgrader's collect of the one staged submission into ``submitted/<student>/<assignment>/``."""
-    dest = course.root / "submitted" / student / assignment
+    dest = course.paths.folder(Step.SUBMITTED, assignment, student)
     if dest.is_dir() and read_secret(dest) != read_secret(staged):
         shutil.rmtree(dest)  # another submission (older, or one a plain `nbgrader collect` took): this one counts
     with temp_attrs(api.coursedir, assignment_id=assignment, student_id=student):
@@ -85,19 +69,19 @@ def collect(api, course: Course, staged_root: Path, staged: Path, assignment: st
         app.check_owner = False  # the service checked the owner of every file it staged
         result = capture_log(app)
     if not result["success"] or read_secret(dest) != read_secret(staged):
-        raise StepFailed(f"nbgrader collect failed: {why(result)}")
+        raise StepFailed(f"nbgrader collect failed: {nbgrader_reason(result)}")
 
 
 def feedback(api, course: Course, assignment: str, student: str, line: str) -> None:
     """nbgrader's generate_feedback (forced: a regrade never leaves stale HTML) and release_feedback."""
     result = api.generate_feedback(assignment, student, force=True)
     if not result["success"]:
-        raise StepFailed(f"nbgrader generate_feedback failed: {why(result)}")
-    folder = course.root / "feedback" / student / assignment
+        raise StepFailed(f"nbgrader generate_feedback failed: {nbgrader_reason(result)}")
+    folder = course.paths.folder(Step.FEEDBACK, assignment, student)
     if not (folder / SECRET).exists():
         raise StepFailed("nbgrader generate_feedback wrote no submission secret: the feedback cannot be released")
     for page in folder.glob("*.html"):
         add_banner(page, line)
     result = api.release_feedback(assignment, student)
     if not result["success"]:
-        raise StepFailed(f"nbgrader release_feedback failed: {why(result)}")
+        raise StepFailed(f"nbgrader release_feedback failed: {nbgrader_reason(result)}")
