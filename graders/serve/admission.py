@@ -11,7 +11,8 @@ or a notebook that is not JSON or not one of the assignment's. Anything else tha
 goes wrong while admitting one entry (an error of the host, a bug) refuses that
 entry with the reason, and the others are admitted as usual. After nbgrader's due
 date (``Serve.after_due`` off) it is collected for the teacher's batch and not
-graded on submit. A refused entry gets a feedback page with its one-line reason
+graded on submit: recorded ``late``, not refused (``refused`` when even the
+collect failed). A refused entry gets a feedback page with its one-line reason
 and never touches the student's submission in ``submitted/`` or the gradebook;
 its staged copy is removed at once (a queued one's when it ends). Queued times
 count from the first scan that listed the entry.
@@ -30,7 +31,7 @@ from graders.course.lock import gradebook_lock
 from graders.engine.course import Course
 from graders.model.inert import inert
 from graders.serve import pages
-from graders.serve.ledger import QUEUED, REFUSED, Entry, Ledger
+from graders.serve.ledger import LATE, OPEN, QUEUED, REFUSED, Entry, Ledger
 from graders.serve.logline import log, outcome_line
 from graders.serve.steps import StepFailed, collect, due_date, known_notebooks
 from graders.serve.watcher import (
@@ -160,25 +161,27 @@ class Admission:
 
     def _collect_late(self, parsed: InboundName, staged_root: Path, staged: Path, due, who: str) -> None:
         """Past the due date: collected as ``nbgrader collect`` would, for the teacher's batch; not graded."""
-        reason = (f"submitted after the due date ({due:%Y-%m-%d %H:%M:%S} UTC): collected for your teacher's "
-                  "grading, not graded on submit")
+        state, reason = LATE, (f"submitted after the due date ({due:%Y-%m-%d %H:%M:%S} UTC): collected for your "
+                               "teacher's grading, not graded on submit")
         try:
             with gradebook_lock(self.course, "vecgrade serve"), self.course.api() as api:
                 collect(api, self.course, staged_root, staged, parsed.assignment, parsed.student)
-        except StepFailed as exc:
-            reason = f"submitted after the due date ({due:%Y-%m-%d %H:%M:%S} UTC), and {exc}"
-        self._record(parsed.name, parsed.student, parsed.assignment, parsed.timestamp, REFUSED, reason, who)
+        except StepFailed as exc:  # not even collected: the teacher must look at it, as at any refusal
+            state, reason = REFUSED, f"submitted after the due date ({due:%Y-%m-%d %H:%M:%S} UTC), and {exc}"
+        self._record(parsed.name, parsed.student, parsed.assignment, parsed.timestamp, state, reason, who)
 
     def _record(self, name: str, student: str, assignment: str, timestamp: str, state: str, reason: str,
                 who: str = "") -> None:
         if state == REFUSED:  # the page first: a crash before the record admits the entry again, page and all
             self.page(name, assignment, timestamp, "Not graded", f"not graded: {reason}")
+        elif state == LATE:
+            self.page(name, assignment, timestamp, "Collected after the due date", reason)
         seen = self.first_seen.get(name, self.clock())
         self.ledger.add(name, student, assignment, timestamp, who, state, reason, seen_at=seen)
         self.known.add(name)
         self.first_seen.pop(name, None)
         self.retry_at.pop(name, None)
-        if state == REFUSED:
+        if state not in OPEN:
             self.discard(name)  # an entry that ended leaves no copy behind
             log.info(outcome_line(self.ledger.get(name)))
         else:
