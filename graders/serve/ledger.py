@@ -29,6 +29,7 @@ from sqlalchemy import (
     Table,
     Text,
     create_engine,
+    func,
     inspect,
     or_,
     select,
@@ -187,6 +188,22 @@ class Ledger:
         query = select(entries).where(entries.c.assignment.in_(list(assignments)),
                                       or_(entries.c.state.in_([*OPEN, LATE, REFUSED]), entries.c.finished_at >= since))
         return self._rows(query.order_by(entries.c.seen_at, entries.c.entry))
+
+    def ahead_of(self, assignments: Iterable[str], seen_at: float) -> int:
+        """How many entries not finished (queued or grading) the service saw before ``seen_at``."""
+        query = select(func.count()).select_from(entries).where(
+            entries.c.assignment.in_(list(assignments)), entries.c.state.in_(list(OPEN)), entries.c.seen_at <= seen_at)
+        with self.engine.connect() as conn:
+            return int(conn.execute(query).scalar() or 0)
+
+    def grading_times(self, assignments: Iterable[str], last: int) -> list[float]:
+        """Seconds from grading began to finished, of the ``last`` gradings (most recent first)."""
+        query = (select(entries.c.finished_at - entries.c.started_at)
+                 .where(entries.c.assignment.in_(list(assignments)), entries.c.state == GRADED,
+                        entries.c.started_at.is_not(None), entries.c.finished_at.is_not(None))
+                 .order_by(entries.c.finished_at.desc()).limit(last))
+        with self.engine.connect() as conn:
+            return [float(x) for x in conn.execute(query).scalars()]
 
     def last_graded(self, student: str, assignment: str) -> Entry | None:
         """The student's latest graded submission of ``assignment`` (by when its grading began)."""
