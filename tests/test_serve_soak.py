@@ -96,7 +96,8 @@ class Staging:
 
     def __init__(self, pid: int, course):
         self.folder = Path(tempfile.gettempdir()) / f"vecgrade-serve-{owner.tag(pid)}"
-        self.course, self.peak, self.over = course, 0, []
+        self.course, self.peak = course, 0
+        self.over: list[tuple[int, int]] = []
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._sample, daemon=True)
 
@@ -161,7 +162,7 @@ def _plant(exchange: Path, kind: str, student: str, release: str, cut: float, st
         notebook.write_text(release)
         threading.Thread(target=_grow, args=(folder / "data.bin", stop), daemon=True).start()
     elif kind == "cells":
-        cells = [{"cell_type": "code", "metadata": {}, "source": "", "outputs": [], "execution_count": None}]
+        cells: list[dict[str, object]] = [{"cell_type": "code", "metadata": {}, "source": "", "outputs": [], "execution_count": None}]
         notebook.write_text(json.dumps({**json.loads(release), "cells": cells * (MAX_CELLS + 1)}))
     elif kind == "truncated":
         notebook.write_text(release[:max(1, int(len(release) * cut))])
