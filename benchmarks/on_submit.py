@@ -17,8 +17,11 @@ of programs already graded never answers for one. Then:
 The goals on a 2-core machine: p95 within 10 s; 30 submissions within 2 minutes
 all served within 3 minutes. The submitting clients run on the same machine
 and share its cores with the service, as students on a course server do.
+``--load N`` runs N busy processes (``python -c "while True: pass"``) beside the
+service from its start to the end, as other users of a shared course server
+would, and each result line gives the load average it was measured under.
 
-    python benchmarks/on_submit.py [--latency 20] [--rush 30] [--within 120] [--jobs 2]
+    python benchmarks/on_submit.py [--latency 20] [--rush 30] [--within 120] [--jobs 2] [--load 0]
 """
 from __future__ import annotations
 
@@ -30,7 +33,9 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import nbformat
 from nbgrader.utils import notebook_hash
@@ -103,6 +108,24 @@ def released_at(course, student: str, timeout: float = 600) -> float:
     raise TimeoutError(f"no feedback for {student} after {timeout} s")
 
 
+@contextmanager
+def busy(n: int) -> Iterator[None]:
+    """``n`` processes that spin on a core each, killed (and waited for) when the block ends, however it ends."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+        for proc in procs:
+            proc.wait()
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.1f} (1 min), {five:.1f} (5 min)"
+
+
 def quantile(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
@@ -115,12 +138,24 @@ def main() -> None:
     parser.add_argument("--rush", type=int, default=30, help="submissions in the deadline rush")
     parser.add_argument("--within", type=float, default=120.0, help="seconds the rush is spread over")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--load", type=int, default=0, help="busy processes beside the service")
     args = parser.parse_args()
+    if args.load < 0 or args.latency < 0 or args.rush < 0:
+        sys.exit("error: --load, --latency and --rush count processes and submissions: 0 or more")
     print(f"cores: {os.cpu_count()}, load average before: {os.getloadavg()[0]:.1f}, vecgrade serve --jobs {args.jobs}")
     for old in args.dir.glob("student*"):
         shutil.rmtree(old, ignore_errors=True)
     course = course_with_exchange(args.dir / "course")
     folder = student_folder(course, args.dir / "student")
+    with busy(args.load):
+        if args.load:
+            print(f"{args.load} busy processes beside the service", flush=True)
+        run(args, course, folder)
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
+def run(args: argparse.Namespace, course, folder: Path) -> None:
+    """Start the service, time the latency and the rush, stop the service."""
     log = open(args.dir / "serve.log", "w")
     service = subprocess.Popen([BIN / "vecgrade", "serve", "--jobs", str(args.jobs)], cwd=course.root,
                                stdout=log, stderr=subprocess.STDOUT)
@@ -137,8 +172,12 @@ def main() -> None:
             student = f"lat{i:03d}"
             submitted = submit(own_copy(folder, course, i), student)
             latencies.append(released_at(course, student) - submitted)
-        print(f"latency, one submission at a time ({len(latencies)}): p50 {quantile(latencies, 0.5):.1f} s, "
-              f"p95 {quantile(latencies, 0.95):.1f} s, max {max(latencies):.1f} s (goal: p95 <= 10 s)", flush=True)
+        if latencies:
+            print(f"latency, one submission at a time ({len(latencies)}): p50 {quantile(latencies, 0.5):.1f} s, "
+                  f"p95 {quantile(latencies, 0.95):.1f} s, max {max(latencies):.1f} s (goal: p95 <= 10 s); "
+                  f"{load()}", flush=True)
+        if not args.rush:
+            return
 
         returned: dict[str, float] = {}
         copies = [own_copy(folder, course, args.latency + i) for i in range(args.rush)]
@@ -160,13 +199,12 @@ def main() -> None:
         print(f"rush: {args.rush} submissions within {max(returned.values()) - first:.0f} s, all served "
               f"{served:.0f} s after the first (goal: <= 180 s); throughput {args.rush / served * 60:.1f} "
               f"submissions per minute; latency in the rush p50 {quantile(rush, 0.5):.1f} s, "
-              f"p95 {quantile(rush, 0.95):.1f} s, max {max(rush):.1f} s")
+              f"p95 {quantile(rush, 0.95):.1f} s, max {max(rush):.1f} s; {load()}")
         print(f"mean grading per submission (the service's log): {_mean_grading(args.dir / 'serve.log'):.1f} s")
     finally:
         service.terminate()
         service.wait(120)
         log.close()
-    print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
 def _mean_grading(log: Path) -> float:

@@ -25,7 +25,7 @@ from graders.course.personas import FULL, Persona, load_roster, loop_answer
 from graders.model.exercise import PARTS, load_assignment
 from graders.model.notebook import submission_cells
 from graders.model.verdict import Reason, failed, passed
-from graders.serve.ledger import GRADED, REFUSED, SUPERSEDED, Ledger, ledger_url
+from graders.serve.ledger import GRADED, LATE, REFUSED, SUPERSEDED, Ledger, ledger_url
 from graders.serve.sharing import kept_key
 from graders.serve.watcher import read_secret
 
@@ -279,11 +279,12 @@ def test_after_the_due_date_a_submission_is_collected_for_the_batch_but_not_grad
         gb.update_or_create_assignment(A, duedate="2000-01-01 00:00:00 UTC")
     ada.nbgrader("submit", A)
     [e] = wait_for(lambda: [e for e in entries(course, ada.name) if "due date" in e.reason], 120, "the late one")
-    assert e.state == REFUSED and "collected for your teacher's grading, not graded on submit" in e.reason
+    assert e.state == LATE and "collected for your teacher's grading, not graded on submit" in e.reason
     assert read_secret(course.root / "submitted" / ada.name / A) == read_secret(
         exchange / "vecgrade" / "inbound" / e.entry)  # collected: the teacher's batch grades this one
     assert _marks(course, ada.name) == before
     ada.nbgrader("fetch_feedback", A)
-    assert any("not graded: submitted after the due date" in p for p in ada.feedback_pages(A).values())
+    assert any("Collected after the due date" in p and "not graded on submit" in p
+               for p in ada.feedback_pages(A).values())
     assert service.stop() == 0 and service.lines()[-1].endswith("stopped")  # SIGTERM: a clean stop
 

@@ -1,4 +1,7 @@
 """``python -m graders.cli``: the ``vecgrade`` command without its entry point's fast exit."""
-from graders.cli import app
+from graders.student.command import lighter_imports
+
+lighter_imports()
+from graders.cli import app  # noqa: E402 - after lighter_imports, as the entry point imports it
 
 app()

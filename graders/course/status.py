@@ -21,7 +21,7 @@ from graders.course.results import NothingGraded, feedback_paths, gradebook_subm
 from graders.engine.course import Course
 from graders.engine.paths import Step
 from graders.model.inert import inert
-from graders.pipeline.arrivals import arrivals
+from graders.pipeline.arrivals import Arrival, arrivals
 
 COLUMNS = ("assignment", "released", "submitted", "graded", "ungraded", "not graded yet", "no feedback yet",
            "feedback out of date")
@@ -44,8 +44,10 @@ class AssignmentStatus:
         return [s for s in self.submitted if s not in self.graded and s not in self.ungraded]
 
 
-def assignment_status(course: Course, name: str, in_gradebook: set[str]) -> AssignmentStatus:
-    """``name``'s status; ``in_gradebook``: the students with a submission of it in the gradebook."""
+def assignment_status(course: Course, name: str, in_gradebook: set[str],
+                      recorded: dict[tuple[str, str], Arrival] | None = None) -> AssignmentStatus:
+    """``name``'s status; ``in_gradebook``: the students with a submission of it in the gradebook; ``recorded``: the
+    course's times of record (``arrivals``; read here when not given)."""
     released = course.paths.folder(Step.RELEASE, name).is_dir()
     submitted = course.submitted_students(name)
     why = ungraded(course, name)
@@ -59,7 +61,7 @@ def assignment_status(course: Course, name: str, in_gradebook: set[str]) -> Assi
             missing.append(student)
         elif notebook.exists() and html.stat().st_mtime < notebook.stat().st_mtime:
             stale.append(student)
-    recorded = arrivals(course.root)
+    recorded = arrivals(course.root) if recorded is None else recorded
     notes = [recorded[s, name].note() for s in submitted if (s, name) in recorded]
     return AssignmentStatus(name, released, submitted, graded, why, missing, stale, [n for n in notes if n])
 
@@ -80,8 +82,9 @@ def status_table(course: Course, names: list[str]) -> tuple[Table, list[str]]:
     except NothingGraded as exc:
         in_gradebook = {}
         lines.append(str(exc))
+    recorded = arrivals(course.root)
     for name in names:
-        s = assignment_status(course, name, in_gradebook.get(name, set()))
+        s = assignment_status(course, name, in_gradebook.get(name, set()), recorded)
         table.add_row(name, "yes" if s.released else "no", str(len(s.submitted)), str(len(s.graded)),
                       str(len(s.ungraded)), _names(s.waiting), _names(s.no_feedback), _names(s.stale_feedback))
         lines += [inert(f"{name}: could not grade {student}: {why}") for student, why in sorted(s.ungraded.items())]

@@ -11,10 +11,13 @@ or a notebook that is not JSON or not one of the assignment's. Anything else tha
 goes wrong while admitting one entry (an error of the host, a bug) refuses that
 entry with the reason, and the others are admitted as usual. After nbgrader's due
 date (``Serve.after_due`` off) it is collected for the teacher's batch and not
-graded on submit. A refused entry gets a feedback page with its one-line reason
-and never touches the student's submission in ``submitted/`` or the gradebook;
-its staged copy is removed at once (a queued one's when it ends). Queued times
-count from the first scan that listed the entry.
+graded on submit: recorded ``late``, not refused (``refused`` when even the
+collect failed). A queued entry gets a page at once: its place in the queue and
+the estimated wait (``estimate``), replaced by its feedback once graded. A
+refused entry gets a feedback page with its one-line reason and never touches
+the student's submission in ``submitted/`` or the gradebook; its staged copy is
+removed at once (a queued one's when it ends). Queued times count from the
+first scan that listed the entry.
 """
 from __future__ import annotations
 
@@ -32,7 +35,8 @@ from graders.model.inert import inert
 from graders.pipeline.refusals import known_notebooks
 from graders.pipeline.safecopy import Caps, Refused, owner, stage
 from graders.serve import pages
-from graders.serve.ledger import QUEUED, REFUSED, Entry, Ledger
+from graders.serve.estimate import RECENT, estimate
+from graders.serve.ledger import LATE, OPEN, QUEUED, REFUSED, Entry, Ledger
 from graders.serve.logline import log, outcome_line
 from graders.serve.steps import StepFailed, collect, due_date
 from graders.serve.watcher import (
@@ -80,12 +84,12 @@ class Admission:
 
     def __init__(self, course: Course, ledger: Ledger, exchange: Path, staging: Path, served: list[str],
                  check_owner: bool, after_due: bool, max_bytes: int | Caps, tz: str,
-                 clock: Callable[[], float] = time.time, max_pending: int = 3):
+                 clock: Callable[[], float] = time.time, max_pending: int = 3, workers: int = 1):
         self.course, self.ledger, self.exchange, self.staging = course, ledger, exchange, staging
         self.inbound = exchange / "inbound"
         self.served, self.check_owner, self.after_due = served, check_owner, after_due
         self.caps = max_bytes if isinstance(max_bytes, Caps) else Caps(max_bytes)
-        self.tz, self.clock, self.max_pending = tz, clock, max_pending
+        self.tz, self.clock, self.max_pending, self.workers = tz, clock, max_pending, workers
         self.known = ledger.known()
         self.others: set[str] = set()  # entries of assignments this service does not serve
         self.first_seen: dict[str, float] = {}  # this service's clock, at the first scan that listed the entry
@@ -158,29 +162,39 @@ class Admission:
 
     def _collect_late(self, parsed: InboundName, staged_root: Path, staged: Path, due, who: str) -> None:
         """Past the due date: collected as ``nbgrader collect`` would, for the teacher's batch; not graded."""
-        reason = (f"submitted after the due date ({due:%Y-%m-%d %H:%M:%S} UTC): collected for your teacher's "
-                  "grading, not graded on submit")
+        state, reason = LATE, (f"submitted after the due date ({due:%Y-%m-%d %H:%M:%S} UTC): collected for your "
+                               "teacher's grading, not graded on submit")
         try:
             with gradebook_lock(self.course, "vecgrade serve"), self.course.api() as api:
                 collect(api, self.course, staged_root, staged, parsed.assignment, parsed.student)
-        except StepFailed as exc:
-            reason = f"submitted after the due date ({due:%Y-%m-%d %H:%M:%S} UTC), and {exc}"
-        self._record(parsed.name, parsed.student, parsed.assignment, parsed.timestamp, REFUSED, reason, who)
+        except StepFailed as exc:  # not even collected: the teacher must look at it, as at any refusal
+            state, reason = REFUSED, f"submitted after the due date ({due:%Y-%m-%d %H:%M:%S} UTC), and {exc}"
+        self._record(parsed.name, parsed.student, parsed.assignment, parsed.timestamp, state, reason, who)
 
     def _record(self, name: str, student: str, assignment: str, timestamp: str, state: str, reason: str,
                 who: str = "") -> None:
+        seen = self.first_seen.get(name, self.clock())
         if state == REFUSED:  # the page first: a crash before the record admits the entry again, page and all
             self.page(name, assignment, timestamp, "Not graded", f"not graded: {reason}")
-        seen = self.first_seen.get(name, self.clock())
+        elif state == LATE:
+            self.page(name, assignment, timestamp, "Collected after the due date", reason)
+        elif state == QUEUED:
+            self.page(name, assignment, timestamp, "Queued", self.queued_words(seen))
         self.ledger.add(name, student, assignment, timestamp, who, state, reason, seen_at=seen)
         self.known.add(name)
         self.first_seen.pop(name, None)
         self.retry_at.pop(name, None)
-        if state == REFUSED:
+        if state not in OPEN:
             self.discard(name)  # an entry that ended leaves no copy behind
             log.info(outcome_line(self.ledger.get(name)))
         else:
             log.info("student=%s assignment=%s queued (%s)", inert(student), inert(assignment), inert(name))
+
+    def queued_words(self, seen: float) -> str:
+        """What the queued page says: when it was received, its place in the queue and the estimated wait."""
+        place = self.ledger.ahead_of(self.served, seen) + 1
+        found = estimate(place, self.workers, self.ledger.grading_times(self.served, RECENT))
+        return f"received at {pages.when(seen, self.tz)}, {found.words()}"
 
     def _paths(self, name: str) -> tuple[Path, Path]:
         root = self.staging / name

@@ -1,9 +1,10 @@
 """The ledger: what happened to each inbound submission, the seed of each assignment, the verdicts kept.
 
 The inbound folder is the queue; the ledger records each of its entries once
-(by folder name) as ``queued``, ``grading``, ``graded``, ``refused`` or
-``superseded`` (a later submission of the same student was graded instead),
-with the reason. Each state is committed before the step it announces, so a
+(by folder name) as ``queued``, ``grading``, ``graded``, ``refused``,
+``late`` (after the due date: collected for the teacher's grading, not graded
+on submit) or ``superseded`` (a later submission of the same student was graded
+instead), with the reason. Each state is committed before the step it announces, so a
 service killed at any moment finds, at its next start, every entry it had not
 finished still ``queued`` or ``grading`` and does it again; every step is
 idempotent. It lives in the gradebook's database when that is PostgreSQL (tables
@@ -28,7 +29,9 @@ from sqlalchemy import (
     Table,
     Text,
     create_engine,
+    func,
     inspect,
+    or_,
     select,
     update,
 )
@@ -38,6 +41,7 @@ from graders.engine.course import Course
 from graders.model.verdict import Verdict, settled
 
 QUEUED, GRADING, GRADED, REFUSED, SUPERSEDED = "queued", "grading", "graded", "refused", "superseded"
+LATE = "late"  # after the due date: collected into submitted/ for the teacher's batch, not graded on submit
 OPEN = (QUEUED, GRADING)  # not finished: a restart takes them up again
 LEDGER_FILE = "vecgrade-serve.db"
 
@@ -177,6 +181,29 @@ class Ledger:
         if since is not None:
             query = query.where(entries.c.finished_at >= since)
         return self._rows(query)
+
+    def current(self, assignments: Iterable[str], since: float) -> list[Entry]:
+        """What ``vecgrade status`` shows: every entry not finished, late or refused, and the others finished since
+        ``since`` (one query, whatever the history holds)."""
+        query = select(entries).where(entries.c.assignment.in_(list(assignments)),
+                                      or_(entries.c.state.in_([*OPEN, LATE, REFUSED]), entries.c.finished_at >= since))
+        return self._rows(query.order_by(entries.c.seen_at, entries.c.entry))
+
+    def ahead_of(self, assignments: Iterable[str], seen_at: float) -> int:
+        """How many entries not finished (queued or grading) the service saw before ``seen_at``."""
+        query = select(func.count()).select_from(entries).where(
+            entries.c.assignment.in_(list(assignments)), entries.c.state.in_(list(OPEN)), entries.c.seen_at <= seen_at)
+        with self.engine.connect() as conn:
+            return int(conn.execute(query).scalar() or 0)
+
+    def grading_times(self, assignments: Iterable[str], last: int) -> list[float]:
+        """Seconds from grading began to finished, of the ``last`` gradings (most recent first)."""
+        query = (select(entries.c.finished_at - entries.c.started_at)
+                 .where(entries.c.assignment.in_(list(assignments)), entries.c.state == GRADED,
+                        entries.c.started_at.is_not(None), entries.c.finished_at.is_not(None))
+                 .order_by(entries.c.finished_at.desc()).limit(last))
+        with self.engine.connect() as conn:
+            return [float(x) for x in conn.execute(query).scalars()]
 
     def last_graded(self, student: str, assignment: str) -> Entry | None:
         """The student's latest graded submission of ``assignment`` (by when its grading began)."""

@@ -88,7 +88,7 @@ class Service:
                     max_files=intake.max_files, max_cells=intake.max_cells)
         self.admission = Admission(course, self.ledger, self.exchange, self.staging, self.served,
                                    self.settings.check_owner, self.settings.after_due, caps, self.tz, clock,
-                                   self.settings.max_pending)
+                                   self.settings.max_pending, self.batch)
         self.stopping = False
         self.idle = True  # polling, or waiting for the gradebook lock: a SIGTERM has nothing to wait for
 
