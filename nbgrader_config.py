@@ -81,7 +81,8 @@ c.TrustedVerdicts.assignments_dir = os.path.join(here, "assignments")
 c.TrustedVerdicts.call_timeout = 5.0
 c.TrustedVerdicts.load_timeout = 60.0
 # limits of the processes that run student code: kernel and worker inside the jail, the worker alone without it;
-# memory_mb and pids also bound each jail as a whole (a cgroup, as root), scratch_mb its writable tmpfs
+# memory_mb (the work's memory, on top of the installed torch's measured footprint) and pids also bound each jail
+# as a whole (a cgroup, as root), scratch_mb its writable tmpfs
 c.Sandbox.memory_mb = 6144
 c.Sandbox.pids = 256
 c.Sandbox.scratch_mb = 256
