@@ -20,7 +20,7 @@ from nbgrader.preprocessors import (
                                     SaveAutoGrades,
 )
 
-from graders.course import formgrader
+from graders.course import feedback_template, formgrader
 from graders.pipeline import intake, metadata
 from graders.pipeline.execute import ResilientExecute
 from graders.pipeline.outputs import LimitOutputBytes
@@ -97,6 +97,8 @@ c.Sandbox.course_root = here  # student code gets private copies, never a folder
 # feedback and the formgrader's view: no <script> or event handler from a student's cells survives
 c.HTMLExporter.sanitize_html = True  # outputs
 c.HTMLExporter.preprocessors = [SanitizeMarkdown]  # markdown: nbgrader's templates skip clean_html there
+# feedback: the summary names each exercise and part (nbgrader's says "Test cell" for each)
+feedback_template.configure(c)
 
 # vecgrade serve (verdicts on submit): at most one grading per student and assignment every 10 minutes (the
 # latest submission wins), none on submit after the due date, and every inbound folder must belong to the Unix

@@ -1,0 +1,58 @@
+"""The feedback page's summary names each exercise and part (graders/course/feedback_template.py)."""
+import os
+
+import nbformat
+from nbconvert.exporters import HTMLExporter
+from traitlets.config import Config
+
+from graders.course import feedback_template
+from graders.course.feedback_template import NBGRADER_TEMPLATES, TEMPLATES, part_label
+from graders.model.exercise import PARTS
+
+IDS = [f"batch_outer_{p}" for p in PARTS] + ["pairwise_dist_correct", "my_own_test"]
+
+
+def test_a_vecgrade_grade_id_is_named_by_its_exercise_and_part():
+    assert part_label("batch_outer_correct") == "batch_outer: correct"
+    assert part_label("pairwise_dist_fast") == "pairwise_dist: fast"
+    assert part_label("my_own_test") == "Test cell"  # not a vecgrade part: nbgrader's words
+    assert part_label("_fast") == "Test cell" and part_label("") == "Test cell"
+
+
+def _feedback_html(configured: bool) -> str:
+    nb = nbformat.v4.new_notebook()
+    for gid in IDS:
+        cell = nbformat.v4.new_code_cell("assert True")
+        cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "grade_id": gid,
+                                     "points": 1.0, "score": 1.0, "schema_version": 3}
+        nb.cells.append(cell)
+    c = Config()
+    c.HTMLExporter.template_name = "feedback"  # as nbgrader's GenerateFeedback asks for it
+    # what nbgrader's GenerateFeedback sets (the template folders only where the config has none)
+    c.HTMLExporter.extra_template_basedirs = [NBGRADER_TEMPLATES]
+    c.HTMLExporter.extra_template_paths = [os.path.join(os.path.dirname(NBGRADER_TEMPLATES), "static", "node_modules",
+                                                        "bootstrap", "dist", "css")]
+    if configured:
+        feedback_template.configure(c)
+    resources = {"nbgrader": {"notebook": "broadcasting", "score": 6.0, "max_score": 6.0, "late_penalty": 0}}
+    html, _ = HTMLExporter(config=c).from_notebook_node(nb, resources=resources)
+    return html[html.index('<div id="toc">'):html.index("</ol>")]
+
+
+def test_the_summary_names_each_exercise_and_part_and_nbgraders_does_not():
+    ours = _feedback_html(configured=True)
+    for part in PARTS:
+        assert f'<a href="#batch_outer_{part}">batch_outer: {part}</a> (Score: 1.0 / 1.0)' in ours, ours
+    assert ">pairwise_dist: correct</a>" in ours and ours.count(">Test cell</a>") == 1  # my_own_test only
+    plain = _feedback_html(configured=False)  # control: nbgrader's own template
+    assert plain.count(">Test cell</a>") == len(IDS) and "batch_outer: correct" not in plain
+
+
+def test_the_copy_is_nbgraders_template_but_for_the_summary_line():
+    def read(base):
+        with open(os.path.join(base, "feedback", "index.html.j2")) as f:
+            return f.read()
+    theirs, ours = read(NBGRADER_TEMPLATES), read(TEMPLATES)
+    assert theirs.count(">Test cell</a>") == 1
+    named = theirs.replace(">Test cell</a>", ">{{ cell.metadata.nbgrader.grade_id | vecgrade_part }}</a>")
+    assert ours.startswith("{#-") and ours.split("-#}\n", 1)[1] == named  # a note on top, then nbgrader's, renamed
