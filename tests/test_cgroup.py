@@ -18,7 +18,7 @@ from graders.sandbox import cgroup, owner
 from graders.sandbox.cgroup import Hierarchy, find_hierarchy
 from graders.sandbox.footprint import torch_footprint
 from graders.sandbox.policy import Sandbox, SandboxUnavailableError
-from graders.sandbox.session import ForkServer, Limits, Template, WorkerSession
+from graders.sandbox.session import ForkServer, Template, WorkerSession
 
 GROUPS = cgroup.problem() is None and Sandbox().status()[0]
 needs_groups = pytest.mark.skipif(not GROUPS, reason=f"no cgroups for jails here: {cgroup.problem()}")
