@@ -1,12 +1,14 @@
 """The feedback page's summary names each exercise and part (graders/course/feedback_template.py)."""
 import os
+from datetime import datetime, timedelta
 
 import nbformat
 from nbconvert.exporters import HTMLExporter
+from nbgrader.api import Gradebook
 from traitlets.config import Config
 
 from graders.course import feedback_template
-from graders.course.feedback_template import NBGRADER_TEMPLATES, TEMPLATES, part_label
+from graders.course.feedback_template import NBGRADER_TEMPLATES, TEMPLATES, NoteLateness, lateness, part_label
 from graders.model.exercise import PARTS
 
 IDS = [f"batch_outer_{p}" for p in PARTS] + ["pairwise_dist_correct", "my_own_test"]
@@ -19,7 +21,7 @@ def test_a_vecgrade_grade_id_is_named_by_its_exercise_and_part():
     assert part_label("_fast") == "Test cell" and part_label("") == "Test cell"
 
 
-def _feedback_html(configured: bool) -> str:
+def _feedback_html(configured: bool, late: str = "") -> str:
     nb = nbformat.v4.new_notebook()
     for gid in IDS:
         cell = nbformat.v4.new_code_cell("assert True")
@@ -34,9 +36,10 @@ def _feedback_html(configured: bool) -> str:
                                                         "bootstrap", "dist", "css")]
     if configured:
         feedback_template.configure(c)
-    resources = {"nbgrader": {"notebook": "broadcasting", "score": 6.0, "max_score": 6.0, "late_penalty": 0}}
+    resources = {"nbgrader": {"notebook": "broadcasting", "score": 6.0, "max_score": 6.0, "late_penalty": 0,
+                              "late": late}}  # as NoteLateness leaves it
     html, _ = HTMLExporter(config=c).from_notebook_node(nb, resources=resources)
-    return html[html.index('<div id="toc">'):html.index("</ol>")]
+    return html[html.index("<h4>"):html.index("</ol>")]
 
 
 def test_the_summary_names_each_exercise_and_part_and_nbgraders_does_not():
@@ -54,5 +57,41 @@ def test_the_copy_is_nbgraders_template_but_for_the_summary_line():
             return f.read()
     theirs, ours = read(NBGRADER_TEMPLATES), read(TEMPLATES)
     assert theirs.count(">Test cell</a>") == 1
-    named = theirs.replace(">Test cell</a>", ">{{ cell.metadata.nbgrader.grade_id | vecgrade_part }}</a>")
-    assert ours.startswith("{#-") and ours.split("-#}\n", 1)[1] == named  # a note on top, then nbgrader's, renamed
+    title = theirs[theirs.index("        <h4>"):theirs.index("</h4>\n") + 6]
+    changed = theirs.replace(">Test cell</a>", ">{{ cell.metadata.nbgrader.grade_id | vecgrade_part }}</a>").replace(
+        title, title + '        {% if resources.nbgrader.late %}<p class="vecgrade-late" style="color: #d2413a">'
+        "{{ resources.nbgrader.late }}</p>{% endif %}\n")
+    assert ours.startswith("{#-") and ours.split("-#}\n", 1)[1] == changed  # a note on top, then nbgrader's, changed
+
+
+def test_a_late_submission_says_so_under_the_title_and_one_on_time_does_not():
+    line = lateness(5400)
+    assert line == "Submitted after the due date: late 1.5 h" and lateness(0) == lateness(None) == ""
+    assert "<h4>broadcasting (Score: 6.0 / 6.0)</h4>" in _feedback_html(True, line)
+    assert f'<p class="vecgrade-late" style="color: #d2413a">{line}</p>' in _feedback_html(True, line)
+    assert "vecgrade-late" not in _feedback_html(True, "")  # on time: no line
+
+
+def test_the_lateness_comes_from_the_gradebook_and_a_page_without_a_student_is_left_alone(tmp_path):
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    due = datetime(2026, 12, 1, 12, 0)
+    with Gradebook(url) as gb:
+        gb.add_assignment("a1", duedate=due)
+        gb.add_student("ada")
+        gb.add_student("bob")
+        gb.add_submission("a1", "ada", timestamp=due + timedelta(hours=3))
+        gb.add_submission("a1", "bob", timestamp=due - timedelta(hours=1))
+
+    def noted(**info) -> dict:
+        return NoteLateness().preprocess(nbformat.v4.new_notebook(), {"nbgrader": dict(info)})[1]["nbgrader"]
+    assert noted(db_url=url, assignment="a1", student="ada")["late"] == "Submitted after the due date: late 3.0 h"
+    assert noted(db_url=url, assignment="a1", student="bob")["late"] == ""  # on time
+    assert noted(db_url=url, assignment="a1", student="carol")["late"] == ""  # no submission
+    assert "late" not in noted(notebook="broadcasting")  # the formgrader's page: no student
+
+
+def test_configure_keeps_the_configs_own_preprocessors():
+    c = Config()
+    c.HTMLExporter.preprocessors = ["my.Preprocessor"]
+    feedback_template.configure(c)
+    assert c.HTMLExporter.preprocessors == ["my.Preprocessor", NoteLateness]
