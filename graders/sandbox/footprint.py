@@ -31,7 +31,6 @@ from pathlib import Path
 
 import platformdirs
 
-MB = 1024 ** 2
 CACHE = Path(platformdirs.user_cache_dir("vecgrade")) / "torch-footprint.json"
 # what a jailed process does first: torch imported, one tensor made (the lazy parts of the import done)
 PROBE = ("import json, torch\n(torch.ones(3) * 2).sum()\n"
