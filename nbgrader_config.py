@@ -20,7 +20,7 @@ from nbgrader.preprocessors import (
                                     SaveAutoGrades,
 )
 
-from graders.course import formgrader
+from graders.course import feedback_template, formgrader
 from graders.pipeline import intake, metadata
 from graders.pipeline.execute import ResilientExecute
 from graders.pipeline.outputs import LimitOutputBytes
@@ -81,7 +81,8 @@ c.TrustedVerdicts.assignments_dir = os.path.join(here, "assignments")
 c.TrustedVerdicts.call_timeout = 5.0
 c.TrustedVerdicts.load_timeout = 60.0
 # limits of the processes that run student code: kernel and worker inside the jail, the worker alone without it;
-# memory_mb and pids also bound each jail as a whole (a cgroup, as root), scratch_mb its writable tmpfs
+# memory_mb (the work's memory, on top of the installed torch's measured footprint) and pids also bound each jail
+# as a whole (a cgroup, as root), scratch_mb its writable tmpfs
 c.Sandbox.memory_mb = 6144
 c.Sandbox.pids = 256
 c.Sandbox.scratch_mb = 256
@@ -96,6 +97,8 @@ c.Sandbox.course_root = here  # student code gets private copies, never a folder
 # feedback and the formgrader's view: no <script> or event handler from a student's cells survives
 c.HTMLExporter.sanitize_html = True  # outputs
 c.HTMLExporter.preprocessors = [SanitizeMarkdown]  # markdown: nbgrader's templates skip clean_html there
+# feedback: the summary names each exercise and part (nbgrader's says "Test cell" for each)
+feedback_template.configure(c)
 
 # vecgrade serve (verdicts on submit): at most one grading per student and assignment every 10 minutes (the
 # latest submission wins), none on submit after the due date, and every inbound folder must belong to the Unix

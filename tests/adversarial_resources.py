@@ -6,12 +6,18 @@ extra cells do in the student's kernel costs that kernel only (its jail's cgroup
 submission over the intake caps is refused whole, before nbgrader walks or copies it."""
 from __future__ import annotations
 
+from graders.sandbox.footprint import torch_footprint
+
 from adversarial import FULL, REF, Case
 
-# the class's jails get 3 GB, not the default 6: on these virtual machines memory that was never touched before costs
-# about 5 s per GB on its first touch, so filling 6 GB could outlast a cell's 20 s on a fresh machine
-JAIL_CONFIG = "c.Sandbox.memory_mb = 3072"
-# four processes of the kernel's jail, 0.875 GB each: the jail's 3 GB (JAIL_CONFIG) cannot hold them all
+# the class's jails get 3 GB for the work, not the default 6: on these virtual machines memory that was never touched
+# before costs about 5 s per GB on its first touch, so filling 6 GB could outlast a cell's 20 s on a fresh machine.
+# The limits add the installed torch's footprint to it (graders.sandbox.footprint), whichever build pip installed
+JAIL_MB = 3072
+JAIL_CONFIG = f"c.Sandbox.memory_mb = {JAIL_MB}"
+# the jail's cgroup as the Sandbox derives it: the work's 3 GB and torch's resident memory
+GROUP_MB = JAIL_MB + torch_footprint().resident_mb
+# four processes of the kernel's jail, a third of the jail's cgroup each: the jail cannot hold them all
 FORK_AND_ALLOCATE = """import os, time
 pipes = {}
 for _ in range(4):
@@ -19,7 +25,7 @@ for _ in range(4):
     pid = os.fork()
     if pid == 0:
         os.close(r)
-        block = b"x" * (896 << 20)
+        block = b"x" * (BLOCK_MB << 20)
         os.write(w, b"1")
         time.sleep(60)
         os._exit(0)
@@ -34,7 +40,7 @@ for pid in alive:
     os.kill(pid, 9)
     os.waitpid(pid, 0)
 print("stopped by the jail:", len(alive) < 4)
-"""
+""".replace("BLOCK_MB", str(GROUP_MB // 3))
 # 8 MB files (under Sandbox.file_mb) in the working folder until the scratch tmpfs (Sandbox.scratch_mb) is full
 FILL_SCRATCH = """import errno, os
 try:
@@ -78,7 +84,7 @@ CASES: list = [
          files={"weights.bin": b"\0" * (25 << 20)}),
     Case("many_cells", "a notebook of 10,001 one-line cells (more than Intake.max_cells)", REF, None,
          extra=[f"x = {i}" for i in range(10_001)]),
-    Case("fork_and_allocate", "four processes in the kernel's jail, 0.875 GB each", REF, FULL,
+    Case("fork_and_allocate", f"four processes in the kernel's jail, {GROUP_MB // 3} MB each", REF, FULL,
          extra=[FORK_AND_ALLOCATE], shows="stopped by the jail: True"),
     Case("fill_scratch", "fills the kernel's scratch folder with files", REF, FULL,
          extra=[FILL_SCRATCH], shows="scratch full: ENOSPC"),

@@ -16,12 +16,16 @@ import pytest
 
 from graders.sandbox import cgroup, owner
 from graders.sandbox.cgroup import Hierarchy, find_hierarchy
+from graders.sandbox.footprint import torch_footprint
 from graders.sandbox.policy import Sandbox, SandboxUnavailableError
-from graders.sandbox.session import ForkServer, Limits, Template, WorkerSession
+from graders.sandbox.session import ForkServer, Template, WorkerSession
 
 GROUPS = cgroup.problem() is None and Sandbox().status()[0]
 needs_groups = pytest.mark.skipif(not GROUPS, reason=f"no cgroups for jails here: {cgroup.problem()}")
 HOW = ["exec", "forked"]
+# the jails' cgroups hold 2.5 GB in all: the Sandbox adds the installed torch's resident memory to memory_mb
+GROUP_MB = 2560
+JAIL_MB = GROUP_MB - torch_footprint().resident_mb
 
 # forks CHILDREN processes one after the other, each writing 1.5 GB and keeping it; reports how many still
 # hold theirs at the end (the memory cgroup's OOM killer stops the others), then lets them go or keeps them
@@ -84,7 +88,7 @@ def in_template(box, code, how):
     """``code`` in a grading child of a confined template, started as ``how`` says; its ``report``."""
     server = ForkServer() if how == "forked" else None
     try:
-        with Template(Limits(), box, server) as template:
+        with Template(box.limits(60), box, server) as template:
             with WorkerSession([("probe", code + "\ndef probe():\n    return report\n")], template=template) as child:
                 child.start()
                 assert not child.load_errors, child.load_errors
@@ -130,7 +134,7 @@ def test_the_hierarchy_is_found_in_v1_v2_and_hybrid_mount_tables(tmp_path):
 @pytest.mark.parametrize("how", HOW)
 def test_a_jails_processes_share_one_memory_limit(how):
     """Four processes of one jail each write 1.5 GB: with 2.5 GB for the jail, at most one keeps its memory."""
-    box = Sandbox(memory_mb=2560)
+    box = Sandbox(memory_mb=JAIL_MB)
     report = in_template(box, HOLD.replace("CHILDREN", "4").replace("KEEP", "False"), how)
     assert report["holding"] <= 1, report
 
@@ -139,7 +143,7 @@ def test_a_jails_processes_share_one_memory_limit(how):
 @needs_groups
 def test_without_the_group_the_same_jail_holds_more_than_its_limit(no_groups, tmp_path):
     """Control: rlimits alone let two processes of one jail hold 3 GB against a 2.5 GB limit."""
-    box = Sandbox(memory_mb=2560)
+    box = Sandbox(memory_mb=JAIL_MB)
     assert "--cgroup" not in box.jail_args(str(tmp_path))
     assert run_probe(box, HOLD.replace("CHILDREN", "2").replace("KEEP", "False"), tmp_path)["holding"] == 2
 
@@ -147,7 +151,7 @@ def test_without_the_group_the_same_jail_holds_more_than_its_limit(no_groups, tm
 @pytest.mark.root
 @needs_groups
 def test_a_jail_at_its_memory_limit_costs_another_jail_nothing(tmp_path):
-    box = Sandbox(memory_mb=2560)
+    box = Sandbox(memory_mb=JAIL_MB)
     (tmp_path / "hog").mkdir()
     (tmp_path / "other").mkdir()
     hog = subprocess.Popen(box.wrap([sys.executable, "-c", HOLD.replace("CHILDREN", "4").replace("KEEP", "True")],

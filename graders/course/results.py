@@ -152,7 +152,8 @@ def max_points(assignment: Assignment) -> dict[str, float]:
     return {ex.grade_id(p): ex.points.of(p) for ex in assignment.exercises for p in PARTS}
 
 
-def _late(seconds: float) -> str:
+def late(seconds: float) -> str:
+    """How late a submission was, in words: "late 1.5 h", "late 42 s" (the export's status, the feedback page)."""
     return f"late {seconds / 3600:.1f} h" if seconds >= 360 else f"late {seconds:.0f} s"
 
 
@@ -165,8 +166,8 @@ def class_marks(gb: Gradebook, course: Course, assignment: Assignment) -> list[S
     why = ungraded(course, assignment.name)
     submitted = set(course.submitted_students(assignment.name))
     rows: dict[str, StudentRow] = {}
-    for student, (marks, late) in gradebook_marks(gb, assignment).items():
-        rows[student] = StudentRow(student, marks, "graded" + (f", {_late(late)}" if late > 0 else ""))
+    for student, (marks, seconds) in gradebook_marks(gb, assignment).items():
+        rows[student] = StudentRow(student, marks, "graded" + (f", {late(seconds)}" if seconds > 0 else ""))
     for student in submitted | set(why):
         if student in why:
             rows[student] = StudentRow(student, {i: None for i in ids}, f"ungraded: {why[student]}")

@@ -22,7 +22,7 @@ Its environment is rebuilt from scratch: PATH, LANG, HOME/TMPDIR, the few
 ``PASSED_ENV`` settings and the ``--env`` values, never the grader's other
 variables (which may hold secrets).
 
-Limits: each process has rlimits (address space ``--memory-mb``, CPU time, file size, and
+Limits: each process has rlimits (address space ``--address-mb``, CPU time, file size, and
 processes of the jail's own user). With ``--cgroup`` the jail as a whole is also held to
 ``--memory-mb`` of memory and ``--pids`` tasks (processes and threads): its first process makes a
 control group of its own (``graders.sandbox.cgroup``) and moves itself into it before anything
@@ -189,9 +189,11 @@ def environment(args: argparse.Namespace) -> dict[str, str]:
 
 
 def drop_privileges(args: argparse.Namespace) -> None:
-    limits = ((resource.RLIMIT_AS, args.memory_mb * 1024 ** 2), (resource.RLIMIT_CPU, args.cpu_s),
+    limits = ((resource.RLIMIT_AS, (args.address_mb or args.memory_mb) * 1024 ** 2), (resource.RLIMIT_CPU, args.cpu_s),
               (resource.RLIMIT_FSIZE, args.file_mb * 1024 ** 2), (resource.RLIMIT_CORE, 0))
     for what, value in limits:
+        held = resource.getrlimit(what)[1]  # what the grader started this process with: never raised
+        value = value if held == resource.RLIM_INFINITY else min(value, held)
         resource.setrlimit(what, (value, value))
     if os.geteuid() == 0 and not args.userns:
         # RLIMIT_NPROC counts every process of the user on the host: a user of its own per jail
@@ -292,7 +294,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--env", action="append", default=[], help="NAME=VALUE for the command's environment")
     p.add_argument("--cwd")
     p.add_argument("--home", help="HOME and TMPDIR of the command (its scratch folder)")
-    p.add_argument("--memory-mb", type=int, default=6144)
+    p.add_argument("--memory-mb", type=int, default=6144, help="the jail's cgroup; also the address space without "
+                   "--address-mb")
+    p.add_argument("--address-mb", type=int, help="the address-space limit of each process")
     p.add_argument("--cpu-s", type=int, default=300)
     p.add_argument("--file-mb", type=int, default=16)
     p.add_argument("--nproc", type=int, default=256)

@@ -35,6 +35,7 @@ from traitlets.config import Configurable
 import graders
 from graders.model.errors import VecgradeError
 from graders.sandbox import cgroup
+from graders.sandbox.footprint import torch_footprint
 from graders.sandbox.jail import FIRST_UID, unshare_command
 from graders.sandbox.scratch import Scratch, tmpfs_available
 from graders.sandbox.session import Limits
@@ -65,9 +66,11 @@ class Sandbox(Configurable):
     enabled = Bool(True, help="Confine student code; when the machine cannot, refuse to grade "
                               "(False: run student code unconfined, with rlimits only)").tag(config=True)
     # the limits apply to every process running student code, confined or not
-    memory_mb = Integer(6144, help="Memory of one jail as a whole, in MB: all its processes and what they write "
-                                   "in its tmpfs folders (a cgroup, root only); also the address-space limit "
-                                   "of each process, which is all that holds without cgroups").tag(config=True)
+    memory_mb = Integer(6144, help="Memory for the student's work in one jail, in MB, on top of what the "
+                                   "installed torch needs (measured once per machine and torch build): each "
+                                   "process's address-space limit is this plus torch's address space, the jail's "
+                                   "cgroup (all its processes and what they write in its tmpfs folders; root "
+                                   "only) this plus torch's resident memory").tag(config=True)
     cpu_s = Integer(300, help="CPU-time limit of a student process, in seconds").tag(config=True)
     file_mb = Integer(16, help="Largest file a student process may write").tag(config=True)
     nproc = Integer(256, help="Process limit of each jail's own unprivileged user (root only)").tag(config=True)
@@ -117,9 +120,18 @@ class Sandbox(Configurable):
         sized = self.enabled and self.status()[0] and tmpfs_available() is None
         return Scratch(kind, self.scratch_mb if sized else None)
 
+    def address_mb(self) -> int:
+        """Each student process's address-space limit: ``memory_mb`` on top of torch's
+        (``graders.sandbox.footprint``)."""
+        return self.memory_mb + torch_footprint().address_mb
+
+    def group_mb(self) -> int:
+        """The memory of a jail's cgroup: ``memory_mb`` on top of torch's resident memory."""
+        return self.memory_mb + torch_footprint().resident_mb
+
     def limits(self, start_timeout: float) -> Limits:
         """The same limits as rlimits set at spawn, for when the jail is off."""
-        return Limits(memory_bytes=self.memory_mb * 1024 ** 2, cpu_seconds=self.cpu_s,
+        return Limits(memory_bytes=self.address_mb() * 1024 ** 2, cpu_seconds=self.cpu_s,
                       file_bytes=self.file_mb * 1024 ** 2, start_timeout=start_timeout)
 
     def hidden_paths(self) -> list[str]:
@@ -153,7 +165,8 @@ class Sandbox(Configurable):
         ``uid``: the jail's own user (default: a fresh one), owner of ``scratch``."""
         self._refuse_course_paths([scratch, cwd, *expose, *expose_rw])
         argv = ["--cwd", cwd or scratch, "--home", scratch,
-                "--memory-mb", str(self.memory_mb), "--cpu-s", str(self.cpu_s),
+                "--memory-mb", str(self.group_mb()), "--address-mb", str(self.address_mb()),
+                "--cpu-s", str(self.cpu_s),
                 "--file-mb", str(self.file_mb), "--nproc", str(self.nproc), "--pids", str(self.pids),
                 "--uid", str(self.fresh_uid() if uid is None else uid)]
         if cgroup.problem() is None:

@@ -3,13 +3,15 @@
 The student's processes are forked from a server that imported torch, so each starts with torch's address space
 already mapped: PyPI's default (CUDA) build maps about 3 GB more than the CPU build, and under an address-space or
 memory limit below that, no student process can start at all. Grading then would give every student "could not
-start". ``problem`` finds that once, before grading, by starting a jail with the configured limits and calling a
-torch function in it, and says which setting to change, with the footprint measured here (``torch_footprint_mb``).
+start". The limits add torch's footprint to ``Sandbox.memory_mb`` (``graders.sandbox.footprint``), so this
+should not happen; ``problem`` makes sure once, before grading, by starting a jail with the configured limits and
+calling a torch function in it, and says which setting to change, with the footprints measured here.
 """
 from __future__ import annotations
 
 import os
 
+from graders.sandbox.footprint import torch_footprint
 from graders.sandbox.session import ForkServer, Limits, Template, WorkerFailure, WorkerSession
 
 PROBE = ("probe", "import torch\ndef probe(a):\n    return (a * 2).sum()\n")
@@ -73,8 +75,9 @@ def problem(limits: Limits, sandbox, server: ForkServer | None = None) -> str | 
         return None
     need = torch_footprint_mb(server)
     have = limits.memory_bytes // 1024 ** 2
-    needs = f"; torch here needs about {need} MB of address space" if need else ""
+    torch_mb = torch_footprint().address_mb
+    needs = f"; the warm server here maps {need} MB" if need else ""
     hint = "raise c.Sandbox.memory_mb in nbgrader_config.py" if need is None or need >= have * 0.8 else \
         "check the jail (vecgrade's docs/security.md) and c.Sandbox in nbgrader_config.py"
-    return (f"a jail cannot run torch under the configured limits (c.Sandbox.memory_mb = {have}{needs}): {why}; "
-            f"{hint}")
+    return (f"a jail cannot run torch under the configured limits (c.Sandbox.memory_mb = {have - torch_mb}, "
+            f"on top of torch's {torch_mb} MB of address space{needs}): {why}; {hint}")

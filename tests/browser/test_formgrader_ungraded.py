@@ -61,5 +61,8 @@ def test_the_formgrader_lists_every_submission_and_says_why_one_was_not_graded(p
         assert "vecgrade grade broadcasting -s two" in rows[TWO], rows[TWO]
         assert "not graded:" in rows[BROKEN] and "needs autograding" in rows[BROKEN], rows[BROKEN]
         assert "needs autograding" in rows[LEFT_BEHIND], rows[LEFT_BEHIND]
+        # the reason once, and a student without names in the gradebook shown by id (issue 30)
+        assert all(r.count("not graded:") <= 1 and "None, None" not in r for r in rows.values()), rows
+        assert f"{BROKEN}, (no name)" in rows[BROKEN], rows[BROKEN]
         body = page.locator("table tbody tr")
         assert body.count() == 4, [body.nth(i).inner_text() for i in range(body.count())]
