@@ -2,7 +2,8 @@
 
 - Every honest formulation keeps "correct": each exercise's alternatives and half loops match the reference on
   every case "correct" checks (``Exercise.cases``) and at the sizes "vectorized" and "fast" compare at, within
-  the exercise's tolerance (``compare.mismatch``), for several seeds.
+  the exercise's tolerance (``compare.mismatch``), for several seeds; so do the honest class's answers
+  (tests/honest_class.py: einsum, cdist, std_mean, logsumexp, einops, helpers, type hints, prints).
 - A visibly wrong answer loses it: the reference's result plus 1e-4 fails some case of every exercise with a
   float result; through the grader, ``pairwise_sq_dists`` + 0.015 (admitted by the old atol of 2e-2) and a
   ``batch_outer`` that returns float32 for float64 inputs only above 20 rows (the old hidden float64 cases had
@@ -10,8 +11,12 @@
 """
 from __future__ import annotations
 
+import contextlib
+import io
+
 import pytest
 import torch
+from honest_class import ALTERNATIVES, EINOPS, FUNCTIONAL, HELPED, HELPERS_CELL, HINTED, PRINTS_INSIDE
 from test_checks import RUN
 
 from graders import KIT_ROOT
@@ -46,6 +51,25 @@ def test_every_honest_formulation_keeps_correct(ex):
             for fn in (*ex.alternatives, *ex.half_loops):
                 problem = mismatch(fn(*clone_args(args), **kwargs), expected, ex.rtol, ex.atol, ex.magnitude(args))
                 assert problem is None, f"{fn.__name__}, seed {seed}, {label}: {problem}"
+
+
+HONEST_CLASS = [(name, source) for answers in (ALTERNATIVES, EINOPS, FUNCTIONAL, HELPED, HINTED, PRINTS_INSIDE)
+                for name, source in answers.items()]
+
+
+@pytest.mark.parametrize("name, source", HONEST_CLASS, ids=[f"{n}-{k}" for k, (n, _) in enumerate(HONEST_CLASS)])
+def test_the_honest_class_keeps_correct(name, source):
+    """tests/honest_class.py's answers, called here on what "correct" and the counter compare."""
+    ex = COURSE["broadcasting"].exercise(name)
+    scope: dict = {"torch": torch}
+    exec(HELPERS_CELL + "\n" + source, scope)  # noqa: S102 - the corpus's own answers
+    with contextlib.redirect_stdout(io.StringIO()):
+        for seed in (0, 1):
+            for label, args, kwargs in compared_inputs(ex, seed):
+                out = scope[name](*clone_args(args), **kwargs)
+                expected = ex.reference(*clone_args(args), **kwargs)
+                problem = mismatch(out, expected, ex.rtol, ex.atol, ex.magnitude(args))
+                assert problem is None, f"seed {seed}, {label}: {problem}"
 
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
