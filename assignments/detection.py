@@ -373,7 +373,6 @@ output_size=n, spatial_scale=1.0, sampling_ratio=1, aligned=True)`. `N` may be 0
                 note="the chapter's boxes on its 200 x 200 ramp, with n = 2"),
     ),
     rtol=1e-4,
-    atol=1e-4,
     loop_hint="compute the sample positions as [N, n] tensors and gather with integer-array indexing instead",
     bench_size=16,
     speedup=12,

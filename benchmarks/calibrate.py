@@ -7,15 +7,19 @@ of the Python-list version and of each alternative, next to the thresholds. Use 
 to set ``speedup=`` (a third of the lowest speedup, rounded down) and ``bench_size``/``sized``
 (``validate``'s rule: every half loop and the list version fail "fast", i.e. take more than
 ``ref_factor`` times the reference's time or fall below ``speedup=``; every alternative at no more
-than half of ``ref_factor``).
+than half of ``ref_factor``). Then the regression answers of ``regressions.py`` on the same exercises and
+seeds: each must keep its verdict (pass all three parts, or lose one) on every seed, else the exit status is 1.
 Figures are ratios measured in one run; they mean something only side by side.
 
-    python benchmarks/calibrate.py [assignments...] [-e EXERCISE ...] [--seeds 0 1 2 3]
+    python benchmarks/calibrate.py [assignments...] [-e EXERCISE ...] [--seeds 0 1 2 3] [--regressions-only]
 """
 from __future__ import annotations
 
 import argparse
+import sys
 from collections import defaultdict
+
+from regressions import check
 
 from graders import KIT_ROOT
 from graders.course.validate import validate_assignment
@@ -37,13 +41,14 @@ def main() -> None:
     parser.add_argument("assignments", nargs="*")
     parser.add_argument("-e", "--exercise", action="append")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
+    parser.add_argument("--regressions-only", action="store_true", help="only the regression answers")
     args = parser.parse_args()
     course = load_course(KIT_ROOT / "assignments")
     names = args.assignments or list(course)
     seen: dict[str, list] = defaultdict(list)
     thresholds = {}
     print(f"{'exercise':<26}{'seed':>5}{'ref. speedup':>14}{'half loops':>22}{'list':>8}  alternatives  problems")
-    for seed in args.seeds:
+    for seed in [] if args.regressions_only else args.seeds:
         for name in names:
             for row in validate_assignment(course[name], seed=seed, only=args.exercise):
                 ex = row.exercise
@@ -62,6 +67,16 @@ def main() -> None:
         speedup, factor = thresholds[name]
         print(f"{name:<26}{_fmt(min(speedups, default=None)):>12}{speedup:>9g}x{_mins([r[1] for r in rows]):>22}"
               f"{_fmt(min(lists, default=None)):>10}{factor:>10g}x  {_mins([r[3] for r in rows])}")
+    broken = 0
+    print(f"\n{'regression':<26}{'seed':>5}{'expected':>10}{'failed':>12}{'factor':>8}  holds  about")
+    for seed in args.seeds:
+        for name in names:
+            for o in check(course[name], args.exercise, seed):
+                broken += not o.holds
+                print(f"{o.regression.exercise:<26}{seed:>5}{'pass' if o.regression.passes else 'fail':>10}"
+                      f"{o.failed or '-':>12}{_fmt(o.factor):>8}  {'yes' if o.holds else 'NO':<5}  "
+                      f"{o.regression.about}", flush=True)
+    sys.exit(1 if broken else 0)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ output that lives there is rebuilt from that mapping, so an in-place or view req
 never reported.
 
 A call may take ``CALL_MARGIN`` times what the course's loop version takes on the largest hidden case
-(at least ``CALL_FLOOR`` seconds, at most ``TrustedVerdicts.call_timeout``): the loop versions are the
+(the case at the benchmark size, ``Exercise.large_case``, checked last: that case itself), at least
+``CALL_FLOOR`` seconds, at most ``TrustedVerdicts.call_timeout``: the loop versions are the
 slowest natural code, element by element, so an honest answer, loops included, stays far inside it, and
 an answer that never returns costs the class about a second rather than the whole call timeout. Code
 outside the checked subset may start machinery on its first call (``torch.compile`` compiles, a module
@@ -34,12 +35,12 @@ def _size(case: Case) -> int:
     return sum(a.numel() for a in (*case.args, *case.kwargs.values()) if isinstance(a, torch.Tensor))
 
 
-def call_limit(checks, cases: list[Case]) -> float:
-    """Seconds one hidden-case call may take (see the module's docstring); the loop version is timed once per
-    grading run, here, on the run's own cases (every student of a run gets the same)."""
+def call_limit(checks, cases: list[Case], group: str = "hidden") -> float:
+    """Seconds one call of ``cases`` may take (see the module's docstring); the loop version is timed once per
+    grading run and ``group`` of cases, here, on the run's own cases (every student of a run gets the same)."""
     ex, run = checks.ex, checks.run_state
     known = getattr(run, "loop_case_times", None) if checks.reference is not None else None
-    key = (ex.name, checks.reference.key(ex)) if known is not None else None
+    key = (ex.name, checks.reference.key(ex), group) if known is not None else None
     if known is not None and key in known:
         loop = known[key]
     else:
@@ -59,12 +60,16 @@ def correct(checks) -> Verdict:
     """The first hidden case that fails, said with its label; an answer that raises NotImplementedError on the very
     first case is the stub as handed out, and is said to be unwritten (its case says nothing to act on). A process
     that died or missed its deadline decides nothing: ``Disrupted`` (graders.checks.vocabulary) is raised."""
-    cases = list(checks.ex.hidden(checks.gen))
-    limit = call_limit(checks, cases) if cases else checks.timeouts.call
-    first = checks.timeouts.call if checks.submission.outside_findings(checks.ex.name) else limit
+    hidden = list(checks.ex.hidden(checks.gen))
+    large = checks.ex.large_case(checks.gen, hidden)
+    cases = [*hidden, large]
+    limit = call_limit(checks, hidden) if hidden else checks.timeouts.call
+    limits = [limit] * len(hidden) + [call_limit(checks, [large], "large")]  # a hang costs the small cases' limit
+    if checks.submission.outside_findings(checks.ex.name):
+        limits[0] = checks.timeouts.call
     for i, case in enumerate(cases):
         try:
-            found = check_case(checks, case, first if i == 0 else limit)
+            found = check_case(checks, case, limits[i])
         except Disrupted as exc:
             raise Disrupted(exc.reason, f"{exc} ({case.label}; {describe_args(case.args)})") from None
         if found and i == 0 and found[1].startswith(STUB):

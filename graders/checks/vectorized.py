@@ -3,11 +3,15 @@
 The runtime half counts ATen ops and the lines of the student's own cells
 (never library lines) on every thread, in a child that loaded only this
 exercise's program and was warmed up before counting. It counts at three
-sizes drawn from the run's seed (so no answer can special-case them),
-checks the outputs it counted against the reference, and fails on growth with
-size (``graders.checks.rules.grows``: more than 2 ops or lines, unless one step
-that stays flat at twice the largest size), on a count over the exercise's
-absolute bound, on a thread started by the function, and on a forbidden op
+sizes drawn from the run's seed (so no answer can special-case them) and at
+the benchmark size (``count_sizes``), and on the inputs of the largest hidden
+cases as they are (``counted_cases``: shapes that are not multiples of 4),
+checks the outputs it counted against the reference, and fails on growth over
+the sizes (``graders.checks.rules.grows``: more than 2 ops or lines, unless one
+step that stays flat at twice the largest size), on a hidden case's count above
+the sizes' largest by more than ``SHAPE_SLACK`` (a loop that runs at some sizes
+only), on a count over the exercise's absolute bound, on a thread started by
+the function, and on a forbidden op
 matched as a pattern that also covers internal variants (``_softmax``,
 ``_safe_softmax``). Each counted call follows a warm-up call on other inputs of
 the same size.
@@ -21,16 +25,21 @@ from graders.checks.finding import OUTSIDE, STATE
 from graders.checks.rules import forbidden_ops_used, grows, one_step
 from graders.checks.static import summarize
 from graders.checks.vocabulary import StudentError, Verdict, answer, clone_args, disruption
+from graders.model.exercise import Case
 from graders.model.verdict import Reason, failed, passed
 from graders.sandbox.session import WorkerFailure
 
 WHILE_COUNTED = " while its work was being counted"
 
 
+SHAPE_SLACK = 8  # ops or lines a hidden case's form may add over the counted sizes (padding, more axes: 4 measured)
+SHAPES = 3  # hidden cases counted: the largest inputs of distinct shapes
+
+
 def count_sizes(ex, gen: torch.Generator) -> list[int]:
-    """Three increasing sizes drawn per run: multiples of the smallest of ``ex.count_sizes`` (so a size
-    the definitions need to be even stays even), the largest at least 4x the smallest and about 2x the
-    largest of ``ex.count_sizes``."""
+    """Three sizes drawn per run, multiples of the smallest of ``ex.count_sizes`` (so a size the definitions
+    need to be even stays even), the largest at least 4x the smallest and about 2x the largest of
+    ``ex.count_sizes``; and ``ex.bench_size``, the size "fast" times at: all in increasing order."""
     lo, hi = ex.count_sizes[0], ex.count_sizes[-1]
 
     def draw(a: int, b: int) -> int:
@@ -38,17 +47,35 @@ def count_sizes(ex, gen: torch.Generator) -> list[int]:
     small = draw(1, 2)
     large = draw(max(4 * small, (2 * hi) // lo - 2), max(4 * small, (2 * hi) // lo))
     middle = draw(small + 1, large - 1)
-    return [lo * small, lo * middle, lo * large]
+    return sorted({lo * small, lo * middle, lo * large, ex.bench_size})
+
+
+def counted_cases(ex, gen: torch.Generator) -> list[Case]:
+    """The ``SHAPES`` hidden cases with the most input elements, one per distinct shape of their inputs: counted
+    as they are, so a loop that runs only at sizes the drawn ones never take (not multiples of 4) is seen."""
+    def shapes(case: Case) -> tuple:
+        return tuple(tuple(a.shape) for a in (*case.args, *case.kwargs.values()) if isinstance(a, torch.Tensor))
+    by_size = sorted(ex.hidden(gen), key=lambda c: -sum(a.numel() for a in c.args if isinstance(a, torch.Tensor)))
+    chosen: dict[tuple, Case] = {}
+    for case in by_size:
+        chosen.setdefault(shapes(case), case)
+    return list(chosen.values())[:SHAPES]
 
 
 def _count(checks, n: int) -> dict:
     """One counted call at size ``n``, after a warm-up call on other inputs of the same size."""
     ex = checks.ex
-    warm, args = ex.sized(checks.gen, n), ex.sized(checks.gen, n)
-    expected = ex.reference(*clone_args(args))
+    warm = ex.sized(checks.gen, n)
+    return _count_args(checks, warm, ex.sized(checks.gen, n), {})
+
+
+def _count_args(checks, warm: tuple, args: tuple, kwargs: dict) -> dict:
+    """One counted call of ``args``, after a warm-up call of ``warm``; ``wrong`` says how its output differs."""
+    ex = checks.ex
+    expected = ex.reference(*clone_args(args), **kwargs)
     cap = 4 * max(ex.max_ops, ex.max_lines)
     reply, _ = checks.student.request("count", checks.budget(checks.timeouts.count), name=ex.name, warm=warm,
-                                      args=args, kwargs={}, cap=cap)
+                                      args=args, kwargs=kwargs, cap=cap)
     got = answer(reply)
     if not got["stopped"]:
         problem = mismatch(got["out"], expected, ex.rtol, ex.atol, ex.magnitude(args))
@@ -65,24 +92,26 @@ def vectorized(checks) -> Verdict:
         reason = Reason.OUTSIDE_SUBSET if OUTSIDE in kinds else Reason.KEEPS_STATE if STATE in kinds \
             else Reason.PYTHON_LOOP
         return failed("vectorized", reason, summarize(findings), {"findings": len(findings)})
-    sizes = count_sizes(ex, checks.gen)
+    sizes, shaped = count_sizes(ex, checks.gen), counted_cases(ex, checks.gen)
     try:
         counts = [_count(checks, n) for n in sizes]
+        at_shapes = [_count_args(checks, case.args, case.args, case.kwargs) for case in shaped]
     except WorkerFailure as exc:
         raise disruption(exc, WHILE_COUNTED) from None
     except StudentError as exc:
         return failed("vectorized", Reason.RAISED, f"{exc}{WHILE_COUNTED}")
-    for n, c in zip(sizes, counts, strict=True):
+    where = [f"size {n}" for n in sizes] + [f"the inputs of hidden case `{case.label}`" for case in shaped]
+    for n, c in zip(where, counts + at_shapes, strict=True):
         if c["threads"]:
             return failed("vectorized", Reason.THREADS, "started a thread while being counted; threads are not "
                           "allowed")
         if c["stopped"]:
             return failed("vectorized", Reason.GROWS, f"did more than {4 * max(ex.max_ops, ex.max_lines)} ATen ops or "
-                          f"Python lines at size {n}, so Python-level iteration is running")
+                          f"Python lines at {n}, so Python-level iteration is running")
         if "wrong" in c:
             return failed("vectorized", Reason.WRONG_VALUE,
-                          f"gave a wrong result at size {n} while being counted: {c['wrong']}")
-    used = forbidden_ops_used(ex.forbidden_ops, {op for c in counts for op in c["ops"]})
+                          f"gave a wrong result at {n} while being counted: {c['wrong']}")
+    used = forbidden_ops_used(ex.forbidden_ops, {op for c in counts + at_shapes for op in c["ops"]})
     if used:
         return failed("vectorized", Reason.FORBIDDEN_OP,
                       f"dispatched `aten.{used[0]}`, which is forbidden in this exercise")
@@ -92,6 +121,11 @@ def vectorized(checks) -> Verdict:
     if max(ops) > ex.max_ops or max(lines) > ex.max_lines:
         return failed("vectorized", Reason.GROWS, f"{max(ops)} ATen ops and {max(lines)} Python lines in one call, "
                       f"more than the {ex.max_ops} ops and {ex.max_lines} lines a vectorized answer needs", figures)
+    for case, c in zip(shaped, at_shapes, strict=True):
+        if sum(c["ops"].values()) > max(ops) + SHAPE_SLACK or c["lines"] > max(lines) + SHAPE_SLACK:
+            return failed("vectorized", Reason.GROWS, f"{sum(c['ops'].values())} ATen ops and {c['lines']} Python "
+                          f"lines on the inputs of hidden case `{case.label}`, at most {max(ops)} and {max(lines)} at "
+                          f"sizes {sizes}: Python-level iteration runs at some sizes", figures)
     flat_ops = flat_lines = None
     if (grows(ops) and one_step(ops)) or (grows(lines) and one_step(lines)):
         try:  # one step up: a library switching algorithms stays flat at twice the size; a loop rises again

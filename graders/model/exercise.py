@@ -133,6 +133,22 @@ class Exercise:
     def loop_name(self) -> str:
         return f"{self.name}_loop"
 
+    def cases(self, gen: torch.Generator) -> list[Case]:
+        """What "correct" checks: ``hidden(gen)``'s cases, then ``large_case`` drawn after them."""
+        hidden = list(self.hidden(gen))
+        return [*hidden, self.large_case(gen, hidden)]
+
+    def large_case(self, gen: torch.Generator, hidden: Sequence[Case]) -> Case:
+        """A case at ``bench_size`` (``sized``'s arguments), its float tensors in float64 when one of ``hidden``
+        takes float64 (small float64 cases alone let an answer switch to float32 above the hidden sizes): the
+        size "fast" times and "vectorized" counts at is checked for value in the dtype a student may be given."""
+        args = self.sized(gen, self.bench_size)
+        takes64 = any(isinstance(a, torch.Tensor) and a.dtype == torch.float64
+                      for case in hidden for a in (*case.args, *case.kwargs.values()))
+        if takes64:
+            args = tuple(a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
+        return Case(f"{'float64 ' if takes64 else ''}inputs at the benchmark size {self.bench_size}", args)
+
     def magnitude(self, args: tuple) -> torch.Tensor | float:
         """The size of the numbers a float result is computed from, for ``compare.mismatch``'s rounding
         allowance: ``terms(*args)`` where the exercise gives it (for a result built from products or
