@@ -193,12 +193,13 @@ def test_patched_timers_in_the_worker_do_not_change_the_speed_verdict(broadcasti
     assert verdict.figures.get("speedup", 0) < 3 or "took more than" in verdict.message
 
 
-def test_an_answer_that_is_wrong_only_when_timed_fails_fast(broadcasting):
+def test_an_answer_that_is_wrong_only_at_the_benchmark_size_fails_correct(broadcasting):
     sly = "def batch_outer(a):\n    if a.shape[0] > 20:\n        return torch.zeros(a.shape[0], a.shape[1], a.shape[1])\n" \
           "    return a[:, :, None] * a[:, None, :]\n"
     result = grade(broadcasting, sly)
-    assert result["correct"].passed
-    assert not result["fast"].passed and "wrong result on a benchmark input" in result["fast"].message
+    assert not result["correct"].passed and "benchmark size" in result["correct"].message
+    honest = grade(broadcasting, "def batch_outer(a):\n    return a[:, :, None] * a[:, None, :]\n")
+    assert honest["correct"].passed
 
 
 # -- in-place and view requirements, on small exercises defined here ----------------------------

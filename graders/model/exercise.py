@@ -15,6 +15,7 @@ import re
 import sys
 import textwrap
 import tokenize
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -162,10 +163,10 @@ class Exercise:
         return f"{self.name}_{part}"
 
     def reference_source(self) -> str:
-        return textwrap.dedent(inspect.getsource(self.reference))
+        return function_source(self.reference)
 
     def loop_source(self) -> str:
-        return textwrap.dedent(inspect.getsource(self.loop))
+        return function_source(self.loop)
 
     def source_as(self, fn: Callable, name: str | None = None) -> str:
         """``fn``'s source with its ``def`` renamed to ``name`` (default: this exercise's name),
@@ -178,6 +179,26 @@ class Exercise:
         src = self.reference_source().splitlines()
         start = next(i for i, line in enumerate(src) if line.startswith("def "))
         return "\n".join(src[start + 1:])
+
+
+_SOURCES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def function_source(fn: Callable) -> str:
+    """``fn``'s source, dedented, read once per function object: a grading run asks for the reference's and the
+    loop version's source for every timed request (the program the reference's children run, and its key), and
+    ``inspect.getsource`` scans the definitions file each time. Definitions imported again are new function
+    objects, read afresh."""
+    try:
+        return _SOURCES[fn]
+    except (KeyError, TypeError):
+        pass
+    src = textwrap.dedent(inspect.getsource(fn))
+    try:
+        _SOURCES[fn] = src
+    except TypeError:  # not weakly referenceable: read each time
+        pass
+    return src
 
 
 def _def_line(fn: Callable) -> str:
