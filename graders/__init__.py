@@ -16,8 +16,9 @@ The subpackages follow the grading pipeline, each importing only those above it 
                   ``restore`` (deleted grade cells), ``verdicts`` (TrustedVerdicts), ``precomputed`` (recording),
                   ``safecopy`` (the one checked copy of a submission folder), ``nbgrader_seam`` (every patch of
                   nbgrader, in one table, on a tested nbgrader only).
-- ``engine``   -- a class's grading: ``coordinator`` (``Engine``), ``job``, ``executors``, ``record``, ``course``,
-                  ``paths`` (``CoursePaths``: every course folder, by nbgrader's ``format_path``).
+- ``engine``   -- a class's grading: ``coordinator`` (``Engine``), ``startup`` (its preflight and the reference's
+                  measurements), ``job``, ``executors``, ``record``, ``course``, ``paths`` (``CoursePaths``: every
+                  course folder, by nbgrader's ``format_path``).
 - ``course``   -- the instructor's operations on a course folder: ``build``, ``validate``, ``grade`` (a whole
                   class), ``status``, ``report``, ``export``, ``demo``.
 - ``serve``    -- verdicts on submit: the service, its ledger, admission and pages.

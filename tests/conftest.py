@@ -1,6 +1,6 @@
 """Shared fixtures: the course's definitions, PostgreSQL, Dask and the browser; the markers' rules.
 
-Helpers that tests import (a program, a generated course, the demo class) are in ``tests.helpers``."""
+Helpers that tests import (a program, a generated course, the demo class) are in ``tests.testkit``."""
 import os
 import shutil
 import signal
@@ -14,7 +14,7 @@ import pytest
 
 from graders.model.exercise import load_assignment
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 
 @pytest.fixture(scope="session")
@@ -80,7 +80,7 @@ def dask_scheduler():
     dask = str(Path(sys.executable).with_name("dask"))
     address = f"tcp://127.0.0.1:{_free_port()}"
     # the tests folder on the path: a test may send a task whose step is a test helper (DieOnce); the root, for the
-    # tests.helpers that such a test module imports
+    # tests.testkit that such a test module imports
     path = [str(ROOT / "tests"), str(ROOT), os.environ.get("PYTHONPATH")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, path))}
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}

@@ -13,7 +13,7 @@ from graders.checks.submission import grade_submission
 from graders.model import inputs
 from graders.model.exercise import Assignment, load_assignment
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 LAYOUTS = inputs.LAYOUTS
 

@@ -16,7 +16,7 @@ from graders.model.exercise import PARTS
 
 from adversarial import CASES
 from adversarial_resources import JAIL_CONFIG
-from tests.helpers import generated_course
+from tests.testkit import generated_course
 
 
 @pytest.fixture(scope="module")

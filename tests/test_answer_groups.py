@@ -12,7 +12,7 @@ from graders.course.groups import answer_groups, groups_html, groups_text
 from graders.engine.coordinator import Engine
 from graders.model.notebook import answer_id, grade_id_of
 
-from tests.helpers import generated_course
+from tests.testkit import generated_course
 
 pytestmark = pytest.mark.e2e
 VECGRADE = str(Path(sys.executable).with_name("vecgrade"))

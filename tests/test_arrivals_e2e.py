@@ -16,7 +16,7 @@ from nbgrader.api import Gradebook
 from graders.course.export import MAX_ROW
 from graders.model.csvsafe import read_rows
 
-from tests.helpers import generated_course
+from tests.testkit import generated_course
 
 pytestmark = pytest.mark.e2e
 BIN = Path(sys.executable).parent

@@ -175,7 +175,7 @@ def test_the_reference_is_timed_in_the_same_kind_of_jailed_child_as_the_student(
 def test_the_same_program_is_graded_once_per_run_and_gets_the_same_verdict(broadcasting):
     from graders.checks.submission import GradingRun, grade_submission
 
-    from tests.helpers import program
+    from tests.testkit import program
     honest = "def batch_outer(a):\n    # outer products\n    return a[:, :, None] * a[:, None, :]\n"
     restyled = "def batch_outer(a):\n    '''Each row with itself.'''\n\n    return a[:, :, None]*a[:, None, :]\n"
     other = "def batch_outer(b):\n    return b[:, :, None] * b[:, None, :]\n"  # renamed: another program
@@ -196,7 +196,7 @@ def test_the_same_program_is_graded_once_per_run_and_gets_the_same_verdict(broad
 def test_a_known_program_states_its_findings_at_each_students_own_lines(broadcasting):
     from graders.checks.submission import GradingRun, grade_submission
 
-    from tests.helpers import program
+    from tests.testkit import program
     first = LOOP
     second = "# my answer\n\n\n" + first
     with GradingRun(seed=11) as run:

@@ -20,7 +20,7 @@ from graders.course.build import (
 )
 from graders.model.exercise import PARTS, load_course
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 COURSE = load_course(ROOT / "assignments")
 

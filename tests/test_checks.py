@@ -16,7 +16,7 @@ from graders.model.exercise import Assignment, Case, Exercise
 from graders.model.verdict import Reason
 from graders.sandbox.session import WorkerSession
 
-from tests.helpers import program
+from tests.testkit import program
 
 REF = "def batch_outer(a):\n    return a[:, :, None] * a[:, None, :]\n"
 LOOP = ("def batch_outer(a):\n    B, F = a.shape\n    out = torch.empty(B, F, F, dtype=a.dtype)\n"

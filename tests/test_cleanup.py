@@ -18,7 +18,7 @@ from graders.sandbox import cgroup, owner, scratch
 from graders.sandbox.policy import Sandbox
 from graders.sandbox.scratch import NAME, Scratch, sweep
 
-from tests.helpers import generated_course
+from tests.testkit import generated_course
 
 
 def ended_tag() -> str:

@@ -28,7 +28,7 @@ from graders.model.csvsafe import read_rows, write_rows
 from graders.model.exercise import PARTS
 from graders.model.exits import ExitCode
 
-from tests.helpers import generated_course
+from tests.testkit import generated_course
 
 runner = CliRunner()
 CLASS = ("ada", "bob", "gus")  # vectorized / loops / untouched

@@ -26,7 +26,7 @@ from graders.course.personas import load_roster
 from graders.engine.course import Course
 from graders.model.exercise import PARTS, load_assignment, load_course
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 GUIDE = ROOT / "CONTRIBUTING.md"
 BLOCK = re.compile(r"^```(python|bash)\n(.*?)^```", re.M | re.S)

@@ -7,7 +7,7 @@ from graders.checks.static import Submission
 from graders.model.exercise import load_course
 from graders.model.notebook import is_course_setup, submission_cells
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 COURSE = load_course(ROOT / "assignments")
 

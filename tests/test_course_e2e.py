@@ -8,7 +8,7 @@ from graders.course.demo import make_course
 from graders.course.grade import grade_class
 from graders.model.exercise import PARTS, load_course
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 pytestmark = pytest.mark.e2e  # every assignment generated and autograded by nbgrader
 

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from crosscheck import LAYOUTS, Definitions, lay_out
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 D = Definitions("einops")
 ASSIGNMENT, ref, loop, hidden_cases = D.assignment, D.ref, D.loop, D.hidden_cases

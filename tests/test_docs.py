@@ -16,7 +16,7 @@ from traitlets.config import Configurable
 from graders import docs_reference
 from graders.docs_reference import config_settings, missing_help, own_traits, reference, vecgrade_configurables
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 KNOWN = ("TrustedVerdicts", "ResilientExecute", "LimitOutputBytes", "Sandbox")
 

@@ -28,7 +28,7 @@ from graders.course.personas import (
 )
 from graders.model.exercise import load_assignment
 
-from tests.helpers import generated_course
+from tests.testkit import generated_course
 
 DEMO = demo_module(KIT_ROOT, "broadcasting")
 DEMO_ASSIGNMENT = load_assignment(KIT_ROOT / "assignments" / "broadcasting.py")

@@ -5,10 +5,10 @@ import pytest
 from graders import KIT_ROOT
 from graders.course.grade import grade_class
 from graders.course.personas import load_roster
-from graders.engine.coordinator import JailUnusable
+from graders.engine.startup import JailUnusable
 from graders.sandbox import policy
 
-from tests.helpers import generated_course
+from tests.testkit import generated_course
 
 pytestmark = pytest.mark.e2e  # nbgrader autograde on a generated course
 

@@ -9,7 +9,7 @@ from graders.course.lock import LOCK_NAME
 from graders.serve.ledger import LEDGER_FILE
 from graders.serve.service import SERVICE_LOCK
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 WRITTEN = [LEDGER_FILE, f"{LEDGER_FILE}-journal", SERVICE_LOCK, LOCK_NAME, "gradebook.db", "ungraded.csv",
            "arrivals.csv", "grades.csv", "canvas.csv", "moodle.csv", "downloaded/broadcasting/archive/all.zip", "submitted/ada/broadcasting/broadcasting.ipynb",

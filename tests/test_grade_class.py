@@ -12,7 +12,7 @@ from graders import KIT_ROOT
 from graders.course.demo import deserved_table
 from graders.course.personas import load_roster
 
-from tests.helpers import make_demo_class
+from tests.testkit import make_demo_class
 
 pytestmark = pytest.mark.e2e
 SEED = "c.TrustedVerdicts.seed = 7  # the same hidden cases in every course of this test"

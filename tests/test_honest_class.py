@@ -14,7 +14,7 @@ from graders.course.demo import deserved_marks, submit_class
 from graders.course.marks import exercise_marks
 from graders.model.exercise import PARTS
 
-from tests.helpers import make_demo_class
+from tests.testkit import make_demo_class
 
 pytestmark = pytest.mark.e2e
 

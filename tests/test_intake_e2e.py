@@ -20,7 +20,7 @@ from graders.course.personas import Persona
 from graders.model.exercise import PARTS
 from graders.pipeline.intake import Intake, UnsafeSubmissionError, copy_regular_files, survey, unsafe_entries
 
-from tests.helpers import generated_course
+from tests.testkit import generated_course
 
 IN_KERNEL = "'get_ipython' in globals()"  # slow or loud in the notebook's kernel (its shell) only, never in a grading child
 FLOOD = f"if {IN_KERNEL}:\n    print(('x' * 1_000_000 + '\\n') * 40)\n"  # 40 lines of 1 MB (no loop: fair to "vectorized")

@@ -7,7 +7,7 @@ import sys
 import textwrap
 import time
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 SCRIPT = textwrap.dedent("""
     import json, multiprocessing, os, sys

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 CPU = "https://download.pytorch.org/whl/cpu"
 PINNED = re.search(r'"(torch==[^"]+)"', (ROOT / "pyproject.toml").read_text())

@@ -4,7 +4,7 @@ module, or through conftest's PostgreSQL, Dask and browser fixtures) carries `e2
 import ast
 from pathlib import Path
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 # what runs nbgrader's apps (or the whole grading of a class) when a test calls it
 RUNS_NBGRADER = {"grade_class", "generated_course", "make_demo_class", "generate_assignment", "autograde",

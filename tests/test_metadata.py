@@ -8,7 +8,7 @@ from nbgrader.nbgraderformat import MetadataValidator, ValidationError, common
 
 from graders.pipeline import metadata
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 
 @pytest.fixture

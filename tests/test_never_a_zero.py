@@ -16,7 +16,7 @@ from graders.model.verdict import Reason
 from graders.sandbox.session import WorkerFailure
 from graders.sandbox.shell_session import ShellSession
 
-from tests.helpers import generated_course
+from tests.testkit import generated_course
 
 pytestmark = pytest.mark.e2e
 VECGRADE = str(Path(sys.executable).with_name("vecgrade"))

@@ -14,7 +14,7 @@ from graders.engine.coordinator import Engine
 from graders.model.notebook import answer_id, grade_id_of
 from graders.model.verdict import Reason, Status, cell_verdict
 
-from tests.helpers import generated_course
+from tests.testkit import generated_course
 
 pytestmark = pytest.mark.e2e
 

@@ -25,7 +25,7 @@ from graders.model.verdict import Status, Verdict
 from graders.serve.ledger import GRADED, Ledger, kept_verdicts, ledger_url
 from graders.serve.sharing import kept_key
 
-from tests.helpers import generated_course
+from tests.testkit import generated_course
 
 pytestmark = [pytest.mark.e2e, pytest.mark.root]  # students are Unix users (useradd)
 A = "broadcasting"

@@ -13,7 +13,7 @@ from graders.checks.vectorized import forbidden_ops_used
 from graders.checks.vocabulary import Timeouts
 from graders.sandbox.wire import recv_frame
 
-from tests.helpers import program
+from tests.testkit import program
 
 
 def test_a_header_and_one_byte_do_not_block_the_reader():
@@ -101,11 +101,8 @@ def test_padding_ops_cannot_hide_a_loop_under_the_growth_allowance(broadcasting)
 def test_attention_routes_to_a_forbidden_softmax_variant(broadcasting):
     assert forbidden_ops_used(("_softmax",), {"_safe_softmax": 1, "mul": 2}) == ["_safe_softmax"]
     assert forbidden_ops_used(("_softmax",), {"mul": 2, "exp": 1}) == []
-    sdpa = ("def softmax_rows(x):\n    n = x.shape[1]\n"
-            "    v = torch.eye(n, dtype=x.dtype)\n"
-            "    q = torch.eye(n, dtype=x.dtype)\n"
-            "    return torch.nn.functional.scaled_dot_product_attention(x[None] * 0 + q[None], x.t()[None], "
-            "v[None], scale=1.0)[0]\n")
+    sdpa = ("def softmax_rows(x):\n    eye = torch.eye(x.shape[1], dtype=x.dtype)\n"  # softmax(x I) I: rows of any shape
+            "    return torch.nn.functional.scaled_dot_product_attention(x[None], eye[None], eye[None], scale=1.0)[0]\n")
     innocent = "def softmax_rows(x):\n    return x\n"
     worker, checks = checks_with_static_view(broadcasting, sdpa, innocent, name="softmax_rows")
     with worker:

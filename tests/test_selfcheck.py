@@ -20,7 +20,7 @@ from graders.model.notebook import answer_id
 from graders.student import selfcheck, work
 from graders.student.selfcheck import AUTOGRADE_EXAMPLE_SECONDS, NOT_TIMED, Example, check_loops, estimate, expect
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 GOOD = "def batch_outer(a):\n    return a[:, :, None] * a[:, None, :]\n"
 LOOP = ("def batch_outer(a):\n    B, F = a.shape\n    out = torch.empty(B, F, F, dtype=a.dtype)\n"

@@ -61,7 +61,7 @@ def submission_notebook(release, assignment, answers, before):
 def course(tmp_path_factory):
     from graders.model.exercise import load_assignment
 
-    from tests.helpers import ROOT, generated_course
+    from tests.testkit import ROOT, generated_course
     assignment = load_assignment(ROOT / "assignments" / "broadcasting.py")
     course = generated_course(tmp_path_factory.mktemp("parity") / "course", assignment)
     release_dir = course.root / "release" / "broadcasting"

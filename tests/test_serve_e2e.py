@@ -29,7 +29,7 @@ from graders.serve.ledger import GRADED, LATE, REFUSED, SUPERSEDED, Ledger, ledg
 from graders.serve.sharing import kept_key
 from graders.serve.watcher import read_secret
 
-from tests.helpers import generated_course
+from tests.testkit import generated_course
 
 pytestmark = [pytest.mark.e2e, pytest.mark.root]  # students are Unix users (useradd)
 A = "broadcasting"

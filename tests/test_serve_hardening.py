@@ -38,7 +38,7 @@ from graders.serve.service import Service
 from graders.serve.settings import Serve
 from graders.serve.watcher import check_notebooks
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 SOURCE = ROOT / "source" / "broadcasting" / "broadcasting.ipynb"
 TS = "2025-01-01 10:00:00 UTC"

@@ -36,7 +36,7 @@ from graders.model.inert import inert
 from graders.sandbox import owner
 from graders.serve.ledger import GRADED, OPEN, REFUSED
 
-from tests.helpers import generated_course
+from tests.testkit import generated_course
 
 pytestmark = [pytest.mark.e2e, pytest.mark.root]  # students are Unix users (useradd)
 A = "broadcasting"

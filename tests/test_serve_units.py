@@ -34,7 +34,7 @@ from graders.serve.queue import queue_status
 from graders.serve.service import Service, serving
 from graders.serve.watcher import check_notebooks, parse_name, read_secret
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 SOURCE = ROOT / "source" / "broadcasting" / "broadcasting.ipynb"
 NOBODY = 65534

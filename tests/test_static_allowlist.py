@@ -22,7 +22,7 @@ from graders.checks.library import ALLOWED_MODULES, UNKNOWN, library_object
 from graders.checks.submission import grade_submission
 from graders.checks.subset import ELEMENT_METHODS, TORCH_REACH, check_program
 
-from tests.helpers import program
+from tests.testkit import program
 
 CALLABLE_PARAM = re.compile(r"fn$|func|function|hook|callback|closure")
 PRIMITIVE_NAMES = {"eval", "exec", "compile", "__import__", "open"}

@@ -9,7 +9,7 @@ import pytest
 
 from graders.checks.static import Submission
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 
 def program(cells, function="f") -> str:

@@ -16,7 +16,7 @@ from graders.model.exercise import PARTS
 from graders.model.notebook import grade_id_of, submission_cells
 from graders.sandbox.session import WorkerSession
 
-from tests.helpers import ROOT, generated_course, program
+from tests.testkit import ROOT, generated_course, program
 
 WRONG = "def batch_outer(a):\n    return torch.zeros(a.shape[0], a.shape[1], a.shape[1], dtype=a.dtype) * K\n"
 
@@ -156,22 +156,23 @@ def test_a_module_the_grader_was_not_given_says_why_correct_failed(broadcasting)
 
 
 def test_only_small_modules_of_ones_own_are_read(tmp_path):
-    (tmp_path / "helpers.py").write_text("X = 1\n")
+    # not "helpers": the test process can import tests/testkit as that name, so it is not a module of ones own here
+    (tmp_path / "mytools.py").write_text("X = 1\n")
     (tmp_path / "big.py").write_text("#" * (MAX_MODULE_BYTES + 1))
     (tmp_path / "torch.py").write_text("X = 1\n")  # never stands in for the library
     (tmp_path / "os.py").write_text("X = 1\n")
     (tmp_path / "my-notes.py").write_text("X = 1\n")
     (tmp_path / "binary.py").write_bytes(b"\xff\xfe\x00")
-    (tmp_path / "link.py").symlink_to(tmp_path / "helpers.py")
+    (tmp_path / "link.py").symlink_to(tmp_path / "mytools.py")
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "deep.py").write_text("X = 1\n")
     (tmp_path / "notes.txt").write_text("x")
-    assert read_modules(tmp_path) == {"helpers": "X = 1\n"}
+    assert read_modules(tmp_path) == {"mytools": "X = 1\n"}
     assert read_modules(tmp_path / "missing") == {} and read_modules(None) == {}
     out = tmp_path / "out"
     out.mkdir()
-    write_modules(out, {"helpers": "Y = 2\n", "os": "import sys\n"})
-    assert [p.name for p in out.iterdir()] == ["helpers.py"] and read_modules(out) == {"helpers": "Y = 2\n"}
+    write_modules(out, {"mytools": "Y = 2\n", "os": "import sys\n"})
+    assert [p.name for p in out.iterdir()] == ["mytools.py"] and read_modules(out) == {"mytools": "Y = 2\n"}
 
 
 # -- F5: a verdict does not depend on what else is graded ------------------------------------------------
@@ -233,7 +234,7 @@ def test_a_module_of_ones_own_is_graded_alike_on_every_route(broadcasting, tmp_p
     assert all(r.success for r in grade_class(course, "broadcasting", ["helen", "hugo"]))
     assert {s: _batch_outer_marks(course, broadcasting, s) for s in deserved} == deserved
     # a Dask worker: no folder, the job carries the modules (the cluster stood in for by this process)
-    monkeypatch.setattr(coordinator, "executor", lambda jobs, scheduler: Serial())
+    monkeypatch.setattr(coordinator, "executor_for", lambda jobs, scheduler: Serial())
     assert all(r.success for r in grade_class(course, "broadcasting", ["helen", "hugo"], scheduler="here"))
     assert {s: _batch_outer_marks(course, broadcasting, s) for s in deserved} == deserved
     # plain `nbgrader autograde`: the notebook's autograded copy, helpers.py beside it

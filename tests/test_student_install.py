@@ -21,7 +21,7 @@ from graders.pipeline.nbgrader_seam import TESTED
 from graders.student import install
 from graders.student.command import INSTRUCTOR_MODULES
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 pytestmark = pytest.mark.e2e  # venvs, pip and a kernel's worth of cells: about a minute
 

@@ -28,7 +28,7 @@ from graders.checks.vocabulary import clone_args
 from graders.model.exercise import load_course
 from graders.sandbox.session import WorkerSession
 
-from tests.helpers import program
+from tests.testkit import program
 
 COURSE = load_course(KIT_ROOT / "assignments")
 EXERCISES = [ex for a in COURSE.values() for ex in a.exercises]

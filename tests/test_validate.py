@@ -14,7 +14,7 @@ import torch
 from graders.course.validate import python_list_source, validate_assignment
 from graders.model.exercise import load_course
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 COURSE = load_course(ROOT / "assignments")
 

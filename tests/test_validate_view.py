@@ -10,7 +10,7 @@ from graders.course.validate import Row
 from graders.model.exercise import load_course
 from graders.model.verdict import Reason, Verdict, failed, passed
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 COURSE = load_course(ROOT / "assignments")
 LONGEST = max((ex for a in COURSE.values() for ex in a.exercises), key=lambda ex: len(ex.name))

@@ -15,7 +15,7 @@ from graders.course.wheel import WheelError, build_wheel
 from graders.model.exercise import load_course
 from graders.student.install import WHEEL
 
-from tests.helpers import ROOT
+from tests.testkit import ROOT
 
 COURSE = load_course(ROOT / "assignments")
 EXERCISES = [ex for a in COURSE.values() for ex in a.exercises]

@@ -1,7 +1,8 @@
 """``python -m graders.cli``: the ``vecgrade`` command without its entry point's fast exit."""
-from graders.student.command import lighter_imports
+if __name__ == "__main__":  # importing the module (the docs walk every module) runs nothing
+    from graders.student.command import lighter_imports
 
-lighter_imports()
-from graders.cli import app  # noqa: E402 - after lighter_imports, as the entry point imports it
+    lighter_imports()
+    from graders.cli import app
 
-app()
+    app()

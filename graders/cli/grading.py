@@ -43,7 +43,7 @@ def grade(assignment: str, course: Path = COURSE,
         fail(problem)
     if scheduler:
         _reach(scheduler)
-    from graders.engine.coordinator import JailUnusable
+    from graders.engine.startup import JailUnusable
     start = time.perf_counter()
     with gradebook_lock(c, waiting=lambda who: say(f"waiting for the gradebook, held by {escape(who)}")):
         try:

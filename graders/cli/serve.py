@@ -38,7 +38,7 @@ def serve(assignments: Optional[list[str]] = typer.Argument(None, help="Assignme
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False
-    from graders.engine.coordinator import JailUnusable
+    from graders.engine.startup import JailUnusable
     try:
         with serving(c):
             service.run()

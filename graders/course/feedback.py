@@ -73,7 +73,7 @@ def of_record(assignment: str, at: float, tz: str = "UTC") -> str:
 def mark_of_record(course: Course, assignment: str, student: str, at: float | None = None) -> list[str]:
     """Put ``of_record`` on top of each feedback page of ``student``'s ``assignment`` just written; the pages'
     names."""
-    folder = course.root / "feedback" / student / assignment
+    folder = course.paths.folder(Step.FEEDBACK, assignment, student)
     tz = course.config().Exchange.get("timezone", "UTC")
     line = of_record(assignment, time.time() if at is None else at, tz if isinstance(tz, str) else "UTC")
     pages = sorted(folder.glob("*.html")) if folder.is_dir() else []

@@ -38,14 +38,14 @@ from sqlalchemy.exc import SAWarning
 from graders.checks.identity import program_key
 from graders.checks.own_modules import read_modules
 from graders.checks.static import Submission
-from graders.checks.submission import combine, restated
+from graders.checks.submission import restated
 from graders.engine import gradebooks
 from graders.engine.course import Course
-from graders.engine.executors import Executor, call, executor_for
-from graders.engine.job import GradingJob, JobResult, jail_problem, reference_measurements
+from graders.engine.executors import Executor, executor_for
+from graders.engine.job import GradingJob, JobResult
 from graders.engine.paths import Step
 from graders.engine.record import SubmissionResult, autograde
-from graders.model.errors import VecgradeError
+from graders.engine.startup import BeforeTheFirst
 from graders.model.exercise import Assignment
 from graders.model.fingerprint import definitions_files, fingerprint
 from graders.model.notebook import submission_cells
@@ -56,10 +56,6 @@ from graders.pipeline.precomputed import PutBackPrecomputed, notebook_key, resul
 from graders.pipeline.refusals import known_notebooks, submission_refusal
 from graders.pipeline.verdicts import salt_for, write_verdicts
 from graders.sandbox.scratch import Scratch
-
-
-class JailUnusable(VecgradeError, RuntimeError):
-    """No jail of this machine can run torch under the configured limits: nothing is graded (one line)."""
 
 
 @dataclass
@@ -84,7 +80,7 @@ class StudentProgress:
     ungraded: list[tuple[Reason, str]] = field(default_factory=list)  # parts not graded: nothing is then recorded
 
 
-class Engine:
+class Engine(BeforeTheFirst):
     """One assignment's grading, called once (``vecgrade grade``) or again and again (``vecgrade serve``).
 
     ``executor``: an executor to use instead of one of its own (the service shares one between assignments);
@@ -141,44 +137,6 @@ class Engine:
     def key(self, submission: Submission, exercise: str) -> str:
         return program_key(submission, exercise, self.salt())
 
-    def measure_references(self, definitions: dict[str, str]) -> dict:
-        """The reference of every exercise measured once, spread over the executor's processes (its ``spread``;
-        serially the one process measures as it grades), by machine: each process would otherwise measure every
-        exercise before its first notebook (0.25 s of calibration and 0.1 s of shared reference time each,
-        measured on broadcasting)."""
-        spread = getattr(self.executor, "spread", None)
-        if spread is None:
-            return {}
-        return self._by_machine(spread(call, self._reference_calls(definitions)))
-
-    def _reference_calls(self, definitions: dict[str, str]) -> list[tuple]:
-        probe = GradingJob("(reference)", self.assignment_name, self.assignment_name, "", definitions, [],
-                           self.config, self.seed)
-        return [(reference_measurements, probe, ex.name) for ex in self.assignment().exercises]
-
-    @staticmethod
-    def _by_machine(results: list) -> dict:
-        by_machine: dict = {}
-        for result in results:
-            if result:
-                combine(by_machine.setdefault(result["machine"], {}), result)
-        return by_machine
-
-    def _before_the_first(self, definitions: dict[str, str]) -> None:
-        """The preflight and the reference's measurements, spread over the executor's processes at once: one
-        process probes the jail while the others measure (each grading process starts its fork server meanwhile),
-        instead of the measurements waiting for the probe. Nothing of a submission is touched before both
-        are done, and ``JailUnusable`` is raised as ``preflight`` raises it."""
-        spread = getattr(self.executor, "spread", None)
-        if spread is None or self._preflight_done or self.measured is not None:
-            self.preflight()
-            if self.measured is None:
-                self.measured = self.measure_references(definitions)
-            return
-        found, *measured = spread(call, [(jail_problem, self._preflight_probe()), *self._reference_calls(definitions)])
-        self._preflight_found(found)
-        self.measured = self._by_machine(measured)
-
     def assignment(self) -> Assignment:
         """The assignment's definitions, imported once per version of the course's files (``definitions`` forgets
         them when the files change), not once per notebook: importing the course's six modules took 40 ms."""
@@ -233,24 +191,6 @@ class Engine:
             else:
                 self._owner[key] = p
 
-    def preflight(self) -> None:
-        """Once per grader: a jail of a grading process, under the configured limits, runs torch; else
-        ``JailUnusable`` (one line naming the setting), before any submission is touched."""
-        if self._preflight_done:
-            return
-        probe = self._preflight_probe()
-        spread = getattr(self.executor, "spread", None)
-        self._preflight_found(spread(jail_problem, [(probe,)])[0] if spread is not None else jail_problem(probe))
-
-    def _preflight_probe(self) -> GradingJob:
-        return GradingJob("(preflight)", self.assignment_name, self.assignment_name, "", {}, [], self.config,
-                          self.seed)
-
-    def _preflight_found(self, found: str | None) -> None:
-        if found:
-            raise JailUnusable(found)
-        self._preflight_done = True
-
     # -- a call ---------------------------------------------------------------------------------------
     def grade(self, students: list[str], on_start: Callable[[str], None] = lambda student: None,
               on_result: Callable[[SubmissionResult], None] = lambda result: None) -> list[SubmissionResult]:
@@ -303,7 +243,7 @@ class Engine:
         """The dispatch loop; yields after each round, so the results recorded in it can go out."""
         definitions = self.definitions()
         if students:
-            self._before_the_first(definitions)
+            self.before_the_first(definitions)
         queue: deque[str] = deque(students)
         ready: deque[Planned] = deque()
         progress: dict[str, StudentProgress] = {}

@@ -21,7 +21,7 @@ from graders.course.demo import submit_class
 from graders.course.grade import grade_class
 from graders.course.personas import load_roster, loop_answer
 
-from tests.helpers import generated_course
+from tests.testkit import generated_course
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]  # a JupyterLab server and a browser per test
 

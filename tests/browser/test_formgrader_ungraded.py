@@ -16,7 +16,7 @@ from graders.course.demo import submit_class
 from graders.course.grade import grade_class
 from graders.course.personas import load_roster
 
-from tests.helpers import generated_course
+from tests.testkit import generated_course
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 GRADED, TWO, BROKEN, LEFT_BEHIND = "ada", "two", "zed", "old"

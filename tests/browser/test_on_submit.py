@@ -18,7 +18,7 @@ from test_flows import accept_dialogs, index_of, set_source
 
 from graders.course.personas import loop_answer
 
-from tests.helpers import generated_course
+from tests.testkit import generated_course
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser, pytest.mark.root]  # students are Unix users (useradd)
 A = "broadcasting"

@@ -1,6 +1,7 @@
 """What tests import: the kit's root, a submission's cells (``program``), a generated course and the demo
-class (fixtures stay in tests/conftest.py). Imported as ``tests.helpers``: pyproject.toml puts the repository's
-root on pytest's path."""
+class (fixtures stay in tests/conftest.py). Imported as ``tests.testkit`` (pyproject.toml puts the repository's
+root on pytest's path); not ``helpers``, which a test process could then import by that name, the name of a
+student's own module in the honest corpora."""
 from pathlib import Path
 
 from graders.model.exercise import load_assignment
