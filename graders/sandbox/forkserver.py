@@ -40,7 +40,7 @@ import socket
 from typing import Callable
 
 from graders.sandbox import cgroup, jail, shell, worker
-from graders.sandbox.session import Limits
+from graders.sandbox.spec import JailSpec, Limits, Where, environment
 from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
 
 
@@ -57,15 +57,17 @@ def _detach(control: socket.socket, fd: int | None) -> None:
         os.closerange(fd + 1, 1 << 20)
 
 
-def _into_jail(jail_args: list[str], body: Callable[[], None]) -> None:
+def _into_jail(spec: JailSpec, body: Callable[[], None]) -> None:
     """Enter a fresh jail and run ``body`` there (a student's template or feedback shell)."""
-    jail.enter(jail.parser().parse_args([*jail_args, "--", "python"]), body)
+    jail.enter(spec, body)
 
 
 def _trusted(cwd: str, limits: dict, body: Callable[[], None]) -> None:
     """Run ``body`` without a jail (the course's own reference program), in ``cwd``, under ``limits``."""
     os.chdir(cwd)
-    os.environ.update(TMPDIR=cwd, HOME=cwd)
+    env = environment(Where.OUTSIDE, cwd)  # what the server itself was started with, its HOME and TMPDIR now cwd
+    os.environ.clear()
+    os.environ.update(env)
     Limits(**limits).apply()
     body()
 
@@ -146,7 +148,7 @@ def _answer(control: socket.socket, children: set[int], killed: set[int], data: 
                 if payload.get("jail") is None and op == "template":
                     _trusted(str(payload["cwd"]), dict(payload["limits"]), body)
                 else:
-                    _into_jail(list(payload["jail"]), body)
+                    _into_jail(JailSpec.from_wire(payload["jail"]), body)
             finally:
                 os._exit(73)
         os.close(fd)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import os
-import resource
 import select
 import signal
 import socket
@@ -27,12 +26,12 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from typing import Sequence
 
 from graders.sandbox import cgroup
 from graders.sandbox.clock import ClockUnavailable, CpuClock, listen_for_credentials, recv_hello
 from graders.sandbox.scratch import Scratch
+from graders.sandbox.spec import JailSpec, Limits, Where, environment
 from graders.sandbox.wire import WireError, decode, encode, recv_frame, send_frame
 from graders.sandbox.worker import HELLO
 
@@ -56,23 +55,6 @@ class Deadline(WorkerFailure):
         self.cpu = cpu
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits applied to every worker (see nbgrader_config.py)."""
-
-    memory_bytes: int = 6 * 1024 ** 3
-    cpu_seconds: int = 300
-    file_bytes: int = 16 * 1024 * 1024
-    start_timeout: float = 60.0
-
-    def apply(self) -> None:  # runs in the child between fork and exec
-        for what, value in ((resource.RLIMIT_AS, self.memory_bytes),
-                            (resource.RLIMIT_CPU, self.cpu_seconds),
-                            (resource.RLIMIT_FSIZE, self.file_bytes),
-                            (resource.RLIMIT_CORE, 0)):
-            resource.setrlimit(what, (value, value))
-
-
 def _read(sock: socket.socket, timeout: float) -> dict:
     try:
         data = recv_frame(sock, time.monotonic() + timeout, MAX_REPLY_BYTES)
@@ -82,14 +64,6 @@ def _read(sock: socket.socket, timeout: float) -> dict:
     if not isinstance(reply, dict):
         raise WorkerFailure("sent a reply the grader cannot read")
     return reply
-
-
-def process_env(scratch: str) -> dict[str, str]:
-    """The environment of a process the grader starts for untrusted code: nothing of its own variables."""
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH")}
-    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1",
-               PYTHONWARNINGS="ignore", TMPDIR=scratch, HOME=scratch)
-    return env
 
 
 def end_program(proc: subprocess.Popen | None, control: socket.socket | None) -> None:
@@ -138,7 +112,7 @@ class ForkServer:
         self.scratch = Scratch("forkserver")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "graders.sandbox.forkserver", str(child.fileno())],
-            pass_fds=[child.fileno()], cwd=self.scratch.name, env=process_env(self.scratch.name),
+            pass_fds=[child.fileno()], cwd=self.scratch.name, env=environment(Where.OUTSIDE, self.scratch.name),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True)
         child.close()
@@ -167,19 +141,20 @@ class ForkServer:
                 self._stop()  # the next request starts a fresh server
                 raise WorkerFailure("the Python process that runs it could not start") from None
 
-    def fork_template(self, sock: socket.socket, jail_args: list[str] | None, cwd: str = "/",
+    def fork_template(self, sock: socket.socket, jail: JailSpec | None, cwd: str = "/",
                       limits: Limits = Limits()) -> int:
-        """A template serving ``sock``: a student's, in a jail of its own (``jail_args``), or without a jail
+        """A template serving ``sock``: a student's, in a jail of its own (``jail``), or without a jail
         (None: the course's trusted reference) in ``cwd`` under ``limits``; returns its handle (a pid)."""
         rlimits = {k: v for k, v in dataclasses.asdict(limits).items() if k != "start_timeout"}
-        reply = self._ask("template", fds=[sock.fileno()], jail=jail_args, cwd=cwd, limits=rlimits)
+        reply = self._ask("template", fds=[sock.fileno()], jail=None if jail is None else jail.to_wire(), cwd=cwd,
+                          limits=rlimits)
         if "pid" not in reply:
             raise WorkerFailure("the Python process that runs it could not start")
         return int(reply["pid"])
 
-    def fork_shell(self, sock: socket.socket, jail_args: list[str]) -> int:
+    def fork_shell(self, sock: socket.socket, jail: JailSpec) -> int:
         """A notebook's feedback shell (graders.sandbox.shell) serving ``sock``, in a jail of its own; its handle."""
-        reply = self._ask("shell", fds=[sock.fileno()], jail=jail_args)
+        reply = self._ask("shell", fds=[sock.fileno()], jail=jail.to_wire())
         if "pid" not in reply:
             raise WorkerFailure("the notebook's kernel could not start")
         return int(reply["pid"])
@@ -270,9 +245,9 @@ class Template:
         parent, child = socket.socketpair()
         if forked:
             assert self.server is not None, "checked by _from_server"
-            jail_args = self.sandbox.jail_args(self.scratch.name) if self.sandbox is not None else None
+            jail = self.sandbox.jail_spec(self.scratch.name) if self.sandbox is not None else None
             try:
-                self.forked = self.server.fork_template(child, jail_args, self.scratch.name, self.limits)
+                self.forked = self.server.fork_template(child, jail, self.scratch.name, self.limits)
             except BaseException:
                 parent.close()
                 raise
@@ -283,7 +258,8 @@ class Template:
             if self.sandbox is not None:
                 command = self.sandbox.wrap(command, scratch=self.scratch.name)
             self.proc = subprocess.Popen(
-                command, pass_fds=[child.fileno()], cwd=self.scratch.name, env=process_env(self.scratch.name),
+                command, pass_fds=[child.fileno()], cwd=self.scratch.name,
+                env=environment(Where.OUTSIDE, self.scratch.name),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True, preexec_fn=self.limits.apply)
             child.close()
