@@ -2,7 +2,7 @@
 
     python -m graders.sandbox.forkserver FD
 
-Started by the grader (``graders.sandbox.session.ForkServer``) as a program
+Started by the grader (``graders.sandbox.server_handle.ForkServer``) as a program
 of its own, with a minimal environment: it holds none of the grader's memory
 (no solution, no gradebook address, no secret). It imports torch and the
 worker's counting machinery and warms them up once; then, for each student,
