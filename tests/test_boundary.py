@@ -8,8 +8,8 @@ import pytest
 import torch
 from test_checks import LOOP, REF, RUN, checks_with_static_view
 
+from graders.sandbox.protocol import Op, request
 from graders.sandbox.session import WorkerSession
-from graders.sandbox.wire import encode
 
 
 def _nspids(pid: int) -> list[int]:
@@ -122,8 +122,8 @@ def test_the_clock_counts_the_workers_cpu_time_not_the_wall_time():
         worker.start()
         assert _nspids(worker.clock.pid)[-1] == worker.pid  # the child's own pid, as the kernel names it here
         calls = [((torch.ones(1),), {})]
-        _, idle = worker.timed_request(encode(("bench", {"name": "idle", "calls": calls, "which": [0]})), 10)
-        _, busy = worker.timed_request(encode(("bench", {"name": "busy", "calls": calls, "which": [0]})), 10)
+        _, idle = worker.timed_request(request(Op.BENCH, name="idle", calls=calls, which=[0]), 10)
+        _, busy = worker.timed_request(request(Op.BENCH, name="busy", calls=calls, which=[0]), 10)
     assert idle < 0.05 and busy >= 0.19, (idle, busy)
 
 
@@ -142,9 +142,9 @@ def test_a_request_past_its_deadline_says_how_much_cpu_it_had_and_only_a_busy_on
     checks = SimpleNamespace(ex=SimpleNamespace(ref_factor=3, speedup=20))
     with WorkerSession(cells) as worker:
         with pytest.raises(Deadline) as idle:
-            worker.timed_request(encode(("bench", {"name": "idle", "calls": calls, "which": [0]})), 0.4)
+            worker.timed_request(request(Op.BENCH, name="idle", calls=calls, which=[0]), 0.4)
         with pytest.raises(Deadline) as busy:
-            worker.timed_request(encode(("bench", {"name": "busy", "calls": calls, "which": [0]})), 0.4)
+            worker.timed_request(request(Op.BENCH, name="busy", calls=calls, which=[0]), 0.4)
         assert idle.value.cpu is not None and idle.value.cpu < 0.1, idle.value.cpu
         assert busy.value.cpu is not None and busy.value.cpu > 0.2, busy.value.cpu
         for name, kind in (("idle", Stalled), ("busy", Slow)):

@@ -40,8 +40,9 @@ import socket
 from typing import Callable
 
 from graders.sandbox import cgroup, jail, shell, worker
+from graders.sandbox.protocol import Op, Role, read_request
 from graders.sandbox.spec import JailSpec, Limits, Where, environment
-from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
+from graders.sandbox.wire import WireError, encode, recv_frame_with_fds, send_frame
 
 
 def _detach(control: socket.socket, fd: int | None) -> None:
@@ -137,15 +138,19 @@ def _serve(control: socket.socket, children: set[int]) -> None:
 
 def _answer(control: socket.socket, children: set[int], killed: set[int], data: bytes, fds: list[int]) -> None:
     """One request of the grader, answered."""
-    op, payload = decode(data)
-    if op in ("template", "shell") and len(fds) == 1:
+    try:
+        asked = read_request(data, Role.FORK_SERVER)
+    except WireError:
+        asked = None
+    op, payload = (asked.op, asked.payload) if asked is not None else (None, {})
+    if op in (Op.TEMPLATE, Op.SHELL) and len(fds) == 1:
         fd = fds[0]
-        body = functools.partial(_template if op == "template" else _shell, fd)
+        body = functools.partial(_template if op is Op.TEMPLATE else _shell, fd)
         pid = os.fork()
         if pid == 0:
             try:
                 _detach(control, fd)
-                if payload.get("jail") is None and op == "template":
+                if payload.get("jail") is None and op is Op.TEMPLATE:
                     _trusted(str(payload["cwd"]), dict(payload["limits"]), body)
                 else:
                     _into_jail(JailSpec.from_wire(payload["jail"]), body)
@@ -154,7 +159,7 @@ def _answer(control: socket.socket, children: set[int], killed: set[int], data: 
         os.close(fd)
         children.add(pid)
         send_frame(control, encode({"pid": pid}))
-    elif op == "kill" and int(payload["pid"]) in children:
+    elif op is Op.KILL and int(payload["pid"]) in children:
         pid = int(payload["pid"])
         _kill(pid)  # SIGKILL sent to its whole group before the reply: nothing in it runs again
         killed.add(pid)

@@ -12,9 +12,10 @@ import sys
 import threading
 
 from graders.sandbox.processes import WorkerFailure, end_program, read_reply
+from graders.sandbox.protocol import Op, request
 from graders.sandbox.scratch import Scratch
 from graders.sandbox.spec import JailSpec, Limits, Where, environment
-from graders.sandbox.wire import encode, send_frame
+from graders.sandbox.wire import send_frame
 
 
 class ForkServer:
@@ -67,13 +68,13 @@ class ForkServer:
                 except (TimeoutError, EOFError, OSError, WorkerFailure):
                     self._stop()  # the first request tries again
 
-    def _ask(self, op: str, fds=(), **payload) -> dict:
+    def _ask(self, op: Op, fds=(), **payload) -> dict:
         with self.lock:
             try:
                 if self.control is None:
                     self._start()
                 assert self.control is not None, "_start sets the control socket or raises"
-                send_frame(self.control, encode((op, payload)), fds, timeout=10)
+                send_frame(self.control, request(op, **payload), fds, timeout=10)
                 return read_reply(self.control, 30)
             except (TimeoutError, EOFError, OSError, WorkerFailure):
                 self._stop()  # the next request starts a fresh server
@@ -84,7 +85,7 @@ class ForkServer:
         """A template serving ``sock``: a student's, in a jail of its own (``jail``), or without a jail
         (None: the course's trusted reference) in ``cwd`` under ``limits``; returns its handle (a pid)."""
         rlimits = {k: v for k, v in dataclasses.asdict(limits).items() if k != "start_timeout"}
-        reply = self._ask("template", fds=[sock.fileno()], jail=None if jail is None else jail.to_wire(), cwd=cwd,
+        reply = self._ask(Op.TEMPLATE, fds=[sock.fileno()], jail=None if jail is None else jail.to_wire(), cwd=cwd,
                           limits=rlimits)
         if "pid" not in reply:
             raise WorkerFailure("the Python process that runs it could not start")
@@ -92,7 +93,7 @@ class ForkServer:
 
     def fork_shell(self, sock: socket.socket, jail: JailSpec) -> int:
         """A notebook's feedback shell (graders.sandbox.shell) serving ``sock``, in a jail of its own; its handle."""
-        reply = self._ask("shell", fds=[sock.fileno()], jail=jail.to_wire())
+        reply = self._ask(Op.SHELL, fds=[sock.fileno()], jail=jail.to_wire())
         if "pid" not in reply:
             raise WorkerFailure("the notebook's kernel could not start")
         return int(reply["pid"])
@@ -100,7 +101,7 @@ class ForkServer:
     def kill(self, pid: int) -> None:
         """Stop a template or shell and its whole jail."""
         try:
-            self._ask("kill", pid=pid)
+            self._ask(Op.KILL, pid=pid)
         except WorkerFailure:
             pass
 

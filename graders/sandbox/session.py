@@ -27,10 +27,11 @@ from typing import Sequence
 
 from graders.sandbox.clock import ClockUnavailable, CpuClock, recv_hello
 from graders.sandbox.processes import MAX_REPLY_BYTES, Deadline, WorkerFailure, end_program
+from graders.sandbox.protocol import request
 from graders.sandbox.server_handle import ForkServer
 from graders.sandbox.spec import Limits
 from graders.sandbox.template import Template
-from graders.sandbox.wire import WireError, decode, encode, recv_frame, send_frame
+from graders.sandbox.wire import WireError, decode, recv_frame, send_frame
 from graders.sandbox.worker import HELLO
 
 # the handles' names, where their users have always imported them from
@@ -100,7 +101,7 @@ class WorkerSession:
         return self._send(op, timeout, fds, regions, **payload)
 
     def timed_request(self, message: bytes, timeout: float) -> tuple[dict, float]:
-        """Send a message already encoded (``wire.encode((op, payload))``: the same inputs sent to two workers
+        """Send a message already encoded (``protocol.request(op, ...)``: the same inputs sent to two workers
         are encoded once); return (reply, seconds of the child's CPU time from before the send to after the whole
         reply). ``timeout`` is wall time: a deadline, never the measure."""
         if not self.alive:
@@ -115,7 +116,7 @@ class WorkerSession:
             raise WorkerFailure("the Python process running it died") from None
 
     def _send(self, op: str, timeout: float, fds=(), regions=(), **payload) -> tuple[dict, float]:
-        return self._exchange(encode((op, payload), regions), timeout, fds, regions)
+        return self._exchange(request(op, regions, **payload), timeout, fds, regions)
 
     def _await_reply(self, sock: socket.socket, timeout: float, cpu_from: float) -> None:
         """Wait until the child's reply starts to arrive. ``timeout`` is the child's CPU time: on a busy machine a

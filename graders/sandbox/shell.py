@@ -37,7 +37,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets import Type
 from traitlets.config import Config
 
-from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
+from graders.sandbox.protocol import Role, read_request
+from graders.sandbox.wire import encode, recv_frame_with_fds, send_frame
 
 INLINE = "module://matplotlib_inline.backend_inline"  # what ipykernel sets: figures appear as outputs
 FD_FILES = {1: ".vecgrade-stdout", 2: ".vecgrade-stderr"}  # where C-level output waits for the cell's end
@@ -243,9 +244,7 @@ def serve(sock: socket.socket) -> None:
         for fd in fds:
             os.close(fd)
         try:
-            op, payload = decode(data)
-            if op != "run":
-                raise LookupError(f"unknown request {op!r}")
+            payload = read_request(data, Role.SHELL).payload  # its one op: run
             reply = runner.run(str(payload["source"]), float(payload["budget"]), int(payload["limit"]))
         except BaseException as exc:  # noqa: BLE001 - report, never die on a request
             reply = {"error": f"{type(exc).__name__}: {exc}"[:300]}

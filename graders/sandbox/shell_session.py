@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 import nbformat
 from nbformat import NotebookNode
 
+from graders.sandbox.protocol import Op, request
 from graders.sandbox.session import ForkServer, WorkerFailure, end_program
 from graders.sandbox.spec import Limits, Where, environment
-from graders.sandbox.wire import WireError, decode, encode, recv_frame, send_frame
+from graders.sandbox.wire import WireError, decode, recv_frame, send_frame
 
 GRACE = 5.0  # seconds a shell has, past a cell's budget, to give up the cell after its own interrupt
 MAX_REPLY_BYTES = 64 * 1024 * 1024
@@ -179,7 +180,7 @@ class ShellSession:
         assert sock is not None, "start sets the socket or raises"
         started = time.monotonic()
         try:
-            send_frame(sock, encode(("run", {"source": source, "budget": budget, "limit": limit})), timeout=10)
+            send_frame(sock, request(Op.RUN, source=source, budget=budget, limit=limit), timeout=10)
             reply = decode(recv_frame(sock, started + budget + GRACE, MAX_REPLY_BYTES))
         except (TimeoutError, EOFError, OSError, WireError):
             self.close()

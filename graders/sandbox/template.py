@@ -13,10 +13,11 @@ import sys
 
 from graders.sandbox.clock import listen_for_credentials
 from graders.sandbox.processes import WorkerFailure, end_program, read_reply
+from graders.sandbox.protocol import Op, request
 from graders.sandbox.scratch import Scratch
 from graders.sandbox.server_handle import ForkServer
 from graders.sandbox.spec import Limits, Where, environment
-from graders.sandbox.wire import encode, send_frame
+from graders.sandbox.wire import send_frame
 
 
 class Template:
@@ -106,13 +107,13 @@ class Template:
             self.close()
             raise WorkerFailure("the Python process that runs it could not start")
 
-    def _ask(self, op: str, fds=(), **payload) -> dict:
+    def _ask(self, op: Op, fds=(), **payload) -> dict:
         if not self.alive:
             self.start()
         control = self.control
         assert control is not None, "a live template has its control socket (start and close set both)"
         try:
-            send_frame(control, encode((op, payload)), fds, timeout=10)
+            send_frame(control, request(op, **payload), fds, timeout=10)
             return read_reply(control, 10)
         except (TimeoutError, EOFError, OSError, WorkerFailure):
             self.close()  # a template that does not answer goes, with every child it holds
@@ -123,7 +124,7 @@ class Template:
         mine, theirs = socket.socketpair()
         listen_for_credentials(mine)  # the child's hello then tells its pid in this namespace
         try:
-            reply = self._ask("spawn", fds=[theirs.fileno()])
+            reply = self._ask(Op.SPAWN, fds=[theirs.fileno()])
         finally:
             theirs.close()
         return mine, int(reply["pid"])
@@ -131,7 +132,7 @@ class Template:
     def kill(self, pid: int) -> None:
         if self.alive:
             try:
-                self._ask("kill", pid=pid)
+                self._ask(Op.KILL, pid=pid)
             except WorkerFailure:
                 pass
 

@@ -31,7 +31,8 @@ import threading
 import time
 import types
 
-from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
+from graders.sandbox.protocol import Op, Role, read_request
+from graders.sandbox.wire import WireError, encode, recv_frame_with_fds, send_frame
 
 MAX_ERROR = 300  # characters of a student's exception message that reach feedback
 HELLO = b"vecgrade"  # a child's first bytes on its socket
@@ -250,10 +251,8 @@ def _handle(worker: Worker, data: bytes, fds: list[int]) -> bytes:
     regions = []
     try:
         regions = _shared_regions(fds)
-        op, payload = decode(data, regions)
-        if op not in ("load_cell", "load_module", "call", "bench", "count"):
-            raise LookupError(f"unknown request {op!r}")
-        reply = {"ok": getattr(worker, op)(**payload)}
+        asked = read_request(data, Role.CHILD, regions)
+        reply = {"ok": getattr(worker, asked.op.value)(**asked.payload)}
         return encode(reply, regions)
     except NotPlain as exc:
         return encode({"refused": str(exc)})
@@ -309,17 +308,20 @@ def template(control: socket.socket) -> None:
             data, fds = recv_frame_with_fds(control)
         except (EOFError, OSError):
             return
-        op, payload = decode(data)
-        if op == "spawn" and len(fds) == 1:
+        try:
+            asked = read_request(data, Role.TEMPLATE)
+        except WireError:
+            asked = None
+        if asked is not None and asked.op is Op.SPAWN and len(fds) == 1:
             pid = os.fork()
             if pid == 0:
                 control.close()
                 _child(fds[0])
             os.close(fds[0])
             send_frame(control, encode({"pid": pid}))
-        elif op == "kill":
+        elif asked is not None and asked.op is Op.KILL:
             try:
-                os.kill(int(payload["pid"]), signal.SIGKILL)
+                os.kill(int(asked.payload["pid"]), signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
             send_frame(control, encode({"killed": True}))

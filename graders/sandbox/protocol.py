@@ -1,0 +1,68 @@
+"""The requests the grader sends to the four processes it drives, in one place: their names, which process
+answers which, and the protocol's version.
+
+A request is ``(PROTOCOL, op, payload)`` encoded by ``graders.sandbox.wire``: the fork server answers
+``template``, ``shell`` and ``kill``; a template ``spawn`` and ``kill``; a child (the student's program)
+``load_cell``, ``load_module``, ``call``, ``bench`` and ``count``; a feedback shell ``run``. ``read_request``
+refuses, with ``WireError``, a request of another version, an op the process does not answer, or one that
+is not shaped as a request, so no process acts on a message meant for another.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from graders.sandbox.wire import WireError, decode, encode
+
+PROTOCOL = 1  # raised when a request's shape or meaning changes: a process of another version refuses it
+
+
+class Op(enum.StrEnum):
+    """Every request's name."""
+
+    TEMPLATE = "template"
+    SHELL = "shell"
+    KILL = "kill"
+    SPAWN = "spawn"
+    LOAD_CELL = "load_cell"
+    LOAD_MODULE = "load_module"
+    CALL = "call"
+    BENCH = "bench"
+    COUNT = "count"
+    RUN = "run"
+
+
+class Role(enum.Enum):
+    """A process the grader drives, and the requests it answers."""
+
+    FORK_SERVER = frozenset({Op.TEMPLATE, Op.SHELL, Op.KILL})
+    TEMPLATE = frozenset({Op.SPAWN, Op.KILL})
+    CHILD = frozenset({Op.LOAD_CELL, Op.LOAD_MODULE, Op.CALL, Op.BENCH, Op.COUNT})
+    SHELL = frozenset({Op.RUN})
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request as the process that answers it reads it."""
+
+    op: Op
+    payload: dict
+
+
+def request(op: str, regions=(), **payload) -> bytes:
+    """The encoded request (``regions``: shared memory its tensors may live in, as for ``wire.encode``).
+    ``op``: an ``Op``; any other name is sent as it is, for the process to refuse."""
+    return encode((PROTOCOL, str(op), payload), regions)
+
+
+def read_request(data: bytes, role: Role, regions=()) -> Request:
+    """The request in ``data`` if ``role`` answers it; ``WireError`` otherwise (see the module's docstring)."""
+    message = decode(data, regions)
+    if not isinstance(message, tuple) or len(message) != 3:
+        raise WireError("not a request")
+    version, op, payload = message
+    if version != PROTOCOL:
+        raise WireError(f"a request of protocol {version!r}; this process speaks {PROTOCOL}"[:120])
+    if not isinstance(op, str) or op not in role.value or not isinstance(payload, dict):
+        raise WireError(f"unknown request {op!r}"[:120])
+    return Request(Op(op), payload)
