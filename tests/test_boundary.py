@@ -24,14 +24,14 @@ IN_DECODING = LOOP.replace("def batch_outer(a):", "def _slow(a):") + """
 import sys
 _ready = {}
 _m = sys.modules.get('graders.sandbox.worker') or sys.modules['__main__']
-_decode = _m.decode
-def _decode_and_work(data, regions=()):
-    message = _decode(data, regions)
-    if isinstance(message, tuple) and message[0] == 'bench':
-        for args, _ in message[1]['calls']:
+_read = _m.read_request
+def _read_and_work(data, role, regions=()):
+    asked = _read(data, role, regions)
+    if asked.op == 'bench':
+        for args, _ in asked.payload['calls']:
             _ready[args[0].data_ptr()] = _slow(args[0])
-    return message
-_m.decode = _decode_and_work
+    return asked
+_m.read_request = _read_and_work
 def batch_outer(a):
     done = _ready.get(a.data_ptr())
     return done.clone() if done is not None else a[:, :, None] * a[:, None, :]

@@ -40,9 +40,9 @@ import socket
 from typing import Callable
 
 from graders.sandbox import cgroup, jail, shell, worker
-from graders.sandbox.protocol import Op, Role, read_request
+from graders.sandbox.protocol import Op, Role, encode_reply, read_request
 from graders.sandbox.spec import JailSpec, Limits, Where, environment
-from graders.sandbox.wire import WireError, encode, recv_frame_with_fds, send_frame
+from graders.sandbox.wire import WireError, recv_frame_with_fds, send_frame
 
 
 def _detach(control: socket.socket, fd: int | None) -> None:
@@ -75,7 +75,7 @@ def _trusted(cwd: str, limits: dict, body: Callable[[], None]) -> None:
 
 def _template(fd: int) -> None:
     sock = socket.socket(fileno=fd)
-    send_frame(sock, encode({"ready": 0.0}))
+    send_frame(sock, encode_reply({"ready": 0.0}))
     worker.template(sock)
 
 
@@ -158,16 +158,16 @@ def _answer(control: socket.socket, children: set[int], killed: set[int], data: 
                 os._exit(73)
         os.close(fd)
         children.add(pid)
-        send_frame(control, encode({"pid": pid}))
+        send_frame(control, encode_reply({"pid": pid}))
     elif op is Op.KILL and int(payload["pid"]) in children:
         pid = int(payload["pid"])
         _kill(pid)  # SIGKILL sent to its whole group before the reply: nothing in it runs again
         killed.add(pid)
-        send_frame(control, encode({"killed": True}))
+        send_frame(control, encode_reply({"killed": True}))
     else:
         for fd in fds:
             os.close(fd)
-        send_frame(control, encode({"error": "unknown request"}))
+        send_frame(control, encode_reply({"error": "unknown request"}))
 
 
 def main() -> None:

@@ -6,11 +6,16 @@ A request is ``(PROTOCOL, op, payload)`` encoded by ``graders.sandbox.wire``: th
 ``load_cell``, ``load_module``, ``call``, ``bench`` and ``count``; a feedback shell ``run``. ``read_request``
 refuses, with ``WireError``, a request of another version, an op the process does not answer, or one that
 is not shaped as a request, so no process acts on a message meant for another.
+
+Replies are typed too (``Reply``; written with ``encode_reply``): a process that started says ``Ready``,
+one that forked ``Started``, a kill ``Killed``, a child ``Answer`` (``ok``, or the student's ``error`` or
+an output ``refused``), a shell ``CellRun``; a request not answered gets ``Failed``.
 """
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Any, TypedDict, Union
 
 from graders.sandbox.wire import WireError, decode, encode
 
@@ -66,3 +71,52 @@ def read_request(data: bytes, role: Role, regions=()) -> Request:
     if not isinstance(op, str) or op not in role.value or not isinstance(payload, dict):
         raise WireError(f"unknown request {op!r}"[:120])
     return Request(Op(op), payload)
+
+
+class Ready(TypedDict):
+    """A process is up: the seconds its warm-up took (a server or template), or True (a shell)."""
+
+    ready: float
+
+
+class Started(TypedDict):
+    """A template, shell or child was forked: its pid, the handle to kill it by."""
+
+    pid: int
+
+
+class Killed(TypedDict):
+    killed: bool
+
+
+class Failed(TypedDict):
+    """A request the process did not answer: unknown to it, or (a shell) it failed; the message says which."""
+
+    error: str
+
+
+class Answer(TypedDict, total=False):
+    """A child's reply: ``ok`` (the op's result), or ``error`` (what the student's code raised), or ``refused``
+    (an output that is not plain data)."""
+
+    ok: Any
+    error: str
+    refused: str
+
+
+class CellRun(TypedDict):
+    """A shell's reply to ``run``: the cell's outputs, display updates, execution count, and whether the
+    outputs were cut at the limit."""
+
+    outputs: list
+    updates: list
+    count: int | None
+    cut: bool
+
+
+Reply = Union[Ready, Started, Killed, Failed, Answer, CellRun]
+
+
+def encode_reply(message: Reply, regions=()) -> bytes:
+    """A reply, encoded (``regions`` as for ``wire.encode``)."""
+    return encode(message, regions)

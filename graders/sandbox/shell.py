@@ -37,8 +37,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets import Type
 from traitlets.config import Config
 
-from graders.sandbox.protocol import Role, read_request
-from graders.sandbox.wire import encode, recv_frame_with_fds, send_frame
+from graders.sandbox.protocol import CellRun, Failed, Role, encode_reply, read_request
+from graders.sandbox.wire import recv_frame_with_fds, send_frame
 
 INLINE = "module://matplotlib_inline.backend_inline"  # what ipykernel sets: figures appear as outputs
 FD_FILES = {1: ".vecgrade-stdout", 2: ".vecgrade-stderr"}  # where C-level output waits for the cell's end
@@ -208,7 +208,7 @@ class Runner:
                 continue
             CELL.stream(name, data.decode("utf-8", errors="replace"))
 
-    def run(self, source: str, budget: float, limit: int) -> dict:
+    def run(self, source: str, budget: float, limit: int) -> CellRun:
         global CELL
         CELL = Outputs(limit)
         count = None
@@ -235,7 +235,7 @@ class Runner:
 def serve(sock: socket.socket) -> None:
     """Answer ``run`` requests on ``sock`` until the grader closes it."""
     runner = Runner()
-    send_frame(sock, encode({"ready": True}))
+    send_frame(sock, encode_reply({"ready": True}))
     while True:
         try:
             data, fds = recv_frame_with_fds(sock)
@@ -245,10 +245,11 @@ def serve(sock: socket.socket) -> None:
             os.close(fd)
         try:
             payload = read_request(data, Role.SHELL).payload  # its one op: run
-            reply = runner.run(str(payload["source"]), float(payload["budget"]), int(payload["limit"]))
+            reply: CellRun | Failed = runner.run(str(payload["source"]), float(payload["budget"]),
+                                                 int(payload["limit"]))
         except BaseException as exc:  # noqa: BLE001 - report, never die on a request
             reply = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-        send_frame(sock, encode(reply))
+        send_frame(sock, encode_reply(reply))
 
 
 def warm_up() -> None:

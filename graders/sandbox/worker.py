@@ -31,8 +31,8 @@ import threading
 import time
 import types
 
-from graders.sandbox.protocol import Op, Role, read_request
-from graders.sandbox.wire import WireError, encode, recv_frame_with_fds, send_frame
+from graders.sandbox.protocol import Op, Role, encode_reply, read_request
+from graders.sandbox.wire import WireError, recv_frame_with_fds, send_frame
 
 MAX_ERROR = 300  # characters of a student's exception message that reach feedback
 HELLO = b"vecgrade"  # a child's first bytes on its socket
@@ -252,12 +252,11 @@ def _handle(worker: Worker, data: bytes, fds: list[int]) -> bytes:
     try:
         regions = _shared_regions(fds)
         asked = read_request(data, Role.CHILD, regions)
-        reply = {"ok": getattr(worker, asked.op.value)(**asked.payload)}
-        return encode(reply, regions)
+        return encode_reply({"ok": getattr(worker, asked.op.value)(**asked.payload)}, regions)
     except NotPlain as exc:
-        return encode({"refused": str(exc)})
+        return encode_reply({"refused": str(exc)})
     except BaseException as exc:  # noqa: BLE001 - report, never die on a student's error
-        return encode({"error": _error_text(exc)})
+        return encode_reply({"error": _error_text(exc)})
 
 
 # -- the template ------------------------------------------------------------------------------------
@@ -318,17 +317,17 @@ def template(control: socket.socket) -> None:
                 control.close()
                 _child(fds[0])
             os.close(fds[0])
-            send_frame(control, encode({"pid": pid}))
+            send_frame(control, encode_reply({"pid": pid}))
         elif asked is not None and asked.op is Op.KILL:
             try:
                 os.kill(int(asked.payload["pid"]), signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-            send_frame(control, encode({"killed": True}))
+            send_frame(control, encode_reply({"killed": True}))
         else:
             for fd in fds:
                 os.close(fd)
-            send_frame(control, encode({"error": "unknown request"}))
+            send_frame(control, encode_reply({"error": "unknown request"}))
 
 
 def warm_start(*warm_ups) -> socket.socket:
@@ -342,7 +341,7 @@ def warm_start(*warm_ups) -> socket.socket:
     _warm_up()
     for warm_up in warm_ups:
         warm_up()
-    send_frame(control, encode({"ready": time.perf_counter() - start}))
+    send_frame(control, encode_reply({"ready": time.perf_counter() - start}))
     return control
 
 
