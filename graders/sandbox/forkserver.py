@@ -40,9 +40,9 @@ import socket
 from typing import Callable
 
 from graders.sandbox import cgroup, jail, shell, worker
-from graders.sandbox.protocol import Op, Role, encode_reply, read_request
+from graders.sandbox.protocol import Killed, Op, Role, Started, dispatch, encode_reply, serve_requests
 from graders.sandbox.spec import JailSpec, Limits, Where, environment
-from graders.sandbox.wire import WireError, recv_frame_with_fds, send_frame
+from graders.sandbox.wire import send_frame
 
 
 def _detach(control: socket.socket, fd: int | None) -> None:
@@ -121,29 +121,20 @@ def serve(control: socket.socket) -> None:
 
 def _serve(control: socket.socket, children: set[int]) -> None:
     killed: set[int] = set()  # killed, not reaped yet: their exit and cgroup are waited for between requests
-    while True:
-        # a killed jail is reaped (and its cgroup removed) after the reply, while the grader goes on: a jail
-        # ending takes tens of milliseconds (its address space unmapped, its group removed) that no grader waits for
+
+    def between() -> None:
+        # after each reply: the jails that ended by themselves (each removed its own group) or were killed; a
+        # killed jail is reaped (and its cgroup removed) while the grader goes on: a jail ending takes tens of
+        # milliseconds (its address space unmapped, its group removed) that no grader waits for
+        _reap(children)
+        killed.intersection_update(children)
         while killed and not select.select([control], [], [], REAP_EVERY)[0]:
             _reap(children)
-            killed &= children
-        try:
-            data, fds = recv_frame_with_fds(control)
-        except (EOFError, OSError):
-            return
-        _answer(control, children, killed, data, fds)
-        _reap(children)  # after the reply: the jails that ended by themselves (each removed its own group) or killed
-        killed &= children
+            killed.intersection_update(children)
 
-
-def _answer(control: socket.socket, children: set[int], killed: set[int], data: bytes, fds: list[int]) -> None:
-    """One request of the grader, answered."""
-    try:
-        asked = read_request(data, Role.FORK_SERVER)
-    except WireError:
-        asked = None
-    op, payload = (asked.op, asked.payload) if asked is not None else (None, {})
-    if op in (Op.TEMPLATE, Op.SHELL) and len(fds) == 1:
+    def fork(op: Op, payload: dict, fds: list[int]) -> Started | None:
+        if len(fds) != 1:
+            return None
         fd = fds[0]
         body = functools.partial(_template if op is Op.TEMPLATE else _shell, fd)
         pid = os.fork()
@@ -158,16 +149,19 @@ def _answer(control: socket.socket, children: set[int], killed: set[int], data: 
                 os._exit(73)
         os.close(fd)
         children.add(pid)
-        send_frame(control, encode_reply({"pid": pid}))
-    elif op is Op.KILL and int(payload["pid"]) in children:
+        return {"pid": pid}
+
+    def kill(payload: dict, fds: list[int]) -> Killed | None:
         pid = int(payload["pid"])
+        if pid not in children:
+            return None
         _kill(pid)  # SIGKILL sent to its whole group before the reply: nothing in it runs again
         killed.add(pid)
-        send_frame(control, encode_reply({"killed": True}))
-    else:
-        for fd in fds:
-            os.close(fd)
-        send_frame(control, encode_reply({"error": "unknown request"}))
+        return {"killed": True}
+
+    serve_requests(control, dispatch(Role.FORK_SERVER, {
+        Op.TEMPLATE: functools.partial(fork, Op.TEMPLATE), Op.SHELL: functools.partial(fork, Op.SHELL),
+        Op.KILL: kill}), between)
 
 
 def main() -> None:

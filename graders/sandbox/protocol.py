@@ -10,14 +10,20 @@ is not shaped as a request, so no process acts on a message meant for another.
 Replies are typed too (``Reply``; written with ``encode_reply``): a process that started says ``Ready``,
 one that forked ``Started``, a kill ``Killed``, a child ``Answer`` (``ok``, or the student's ``error`` or
 an output ``refused``), a shell ``CellRun``; a request not answered gets ``Failed``.
+
+All four answer in one loop, ``serve_requests``; the fork server and the template dispatch each op to its
+handler with ``dispatch``.
 """
 from __future__ import annotations
 
 import enum
+import os
+import socket
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict, Union
 
-from graders.sandbox.wire import WireError, decode, encode
+from graders.sandbox.wire import WireError, decode, encode, recv_frame_with_fds, send_frame
 
 PROTOCOL = 1  # raised when a request's shape or meaning changes: a process of another version refuses it
 
@@ -120,3 +126,42 @@ Reply = Union[Ready, Started, Killed, Failed, Answer, CellRun]
 def encode_reply(message: Reply, regions=()) -> bytes:
     """A reply, encoded (``regions`` as for ``wire.encode``)."""
     return encode(message, regions)
+
+
+Respond = Callable[[bytes, list[int]], bytes]
+Handler = Callable[[dict, list[int]], "Reply | None"]
+
+
+def serve_requests(sock: socket.socket, respond: Respond, between: Callable[[], None] | None = None) -> None:
+    """The one request loop: read a request and the fds sent with it, send ``respond``'s reply, until the
+    grader closes ``sock``. ``respond`` keeps no reference to the request once it returns, so a child's
+    inputs are freed before its reply goes out (none of their cost falls into the next timed window);
+    ``between``: called before each wait for a request (the fork server reaps its jails there)."""
+    while True:
+        if between is not None:
+            between()
+        try:
+            data, fds = recv_frame_with_fds(sock)
+        except (EOFError, OSError):
+            return
+        send_frame(sock, respond(data, fds))
+
+
+def dispatch(role: Role, handlers: Mapping[Op, Handler]) -> Respond:
+    """A ``respond`` answering each of ``role``'s ops with its handler (``handler(payload, fds)``). A request
+    that cannot be read, an op without a handler, or one its handler declines (None) gets ``Failed``, and
+    the fds sent with it are closed; a handler that answers owns the fds."""
+    def respond(data: bytes, fds: list[int]) -> bytes:
+        try:
+            asked = read_request(data, role)
+        except WireError:
+            asked = None
+        handler = handlers.get(asked.op) if asked is not None else None
+        reply = handler(asked.payload, fds) if asked is not None and handler is not None else None
+        if reply is None:
+            for fd in fds:
+                os.close(fd)
+            reply = {"error": "unknown request"}
+        return encode_reply(reply)
+
+    return respond

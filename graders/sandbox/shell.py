@@ -37,8 +37,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets import Type
 from traitlets.config import Config
 
-from graders.sandbox.protocol import CellRun, Failed, Role, encode_reply, read_request
-from graders.sandbox.wire import recv_frame_with_fds, send_frame
+from graders.sandbox.protocol import CellRun, Failed, Role, encode_reply, read_request, serve_requests
+from graders.sandbox.wire import send_frame
 
 INLINE = "module://matplotlib_inline.backend_inline"  # what ipykernel sets: figures appear as outputs
 FD_FILES = {1: ".vecgrade-stdout", 2: ".vecgrade-stderr"}  # where C-level output waits for the cell's end
@@ -236,11 +236,8 @@ def serve(sock: socket.socket) -> None:
     """Answer ``run`` requests on ``sock`` until the grader closes it."""
     runner = Runner()
     send_frame(sock, encode_reply({"ready": True}))
-    while True:
-        try:
-            data, fds = recv_frame_with_fds(sock)
-        except (EOFError, OSError):
-            return
+
+    def respond(data: bytes, fds: list[int]) -> bytes:
         for fd in fds:
             os.close(fd)
         try:
@@ -249,7 +246,9 @@ def serve(sock: socket.socket) -> None:
                                                  int(payload["limit"]))
         except BaseException as exc:  # noqa: BLE001 - report, never die on a request
             reply = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-        send_frame(sock, encode_reply(reply))
+        return encode_reply(reply)
+
+    serve_requests(sock, respond)
 
 
 def warm_up() -> None:

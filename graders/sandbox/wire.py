@@ -270,7 +270,8 @@ def send_frame(sock: socket.socket, data: bytes, fds=(), timeout: float | None =
     sock.settimeout(timeout)
     frame = _LEN.pack(len(data)) + data
     sent = socket.send_fds(sock, [frame], list(fds)) if fds else sock.send(frame)
-    sock.sendall(memoryview(frame)[sent:])
+    if sent < len(frame):  # (an empty send to a peer that has read it all and closed would raise EPIPE)
+        sock.sendall(memoryview(frame)[sent:])
 
 
 def recv_frame(sock: socket.socket, deadline: float, max_bytes: int) -> bytes:

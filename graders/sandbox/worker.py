@@ -21,6 +21,7 @@ Everything it sends goes through ``graders.sandbox.wire``: plain data only.
 from __future__ import annotations
 import __future__
 
+import functools
 import linecache
 import mmap
 import os
@@ -31,8 +32,8 @@ import threading
 import time
 import types
 
-from graders.sandbox.protocol import Op, Role, encode_reply, read_request
-from graders.sandbox.wire import WireError, recv_frame_with_fds, send_frame
+from graders.sandbox.protocol import Killed, Op, Role, Started, dispatch, encode_reply, read_request, serve_requests
+from graders.sandbox.wire import send_frame
 
 MAX_ERROR = 300  # characters of a student's exception message that reach feedback
 HELLO = b"vecgrade"  # a child's first bytes on its socket
@@ -235,14 +236,7 @@ def _shared_regions(fds: list[int]) -> list:
 
 
 def serve(sock: socket.socket) -> None:
-    worker = Worker()
-    while True:
-        try:
-            data, fds = recv_frame_with_fds(sock)
-        except (EOFError, OSError):
-            return
-        data = _handle(worker, data, fds)
-        send_frame(sock, data)
+    serve_requests(sock, functools.partial(_handle, Worker()))
 
 
 def _handle(worker: Worker, data: bytes, fds: list[int]) -> bytes:
@@ -302,32 +296,25 @@ def template(control: socket.socket) -> None:
     """Fork a child per ``spawn`` request (its socket arrives with the request); kill one on ``kill``."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     _quiet_display()
-    while True:
+
+    def spawn(payload: dict, fds: list[int]) -> Started | None:
+        if len(fds) != 1:
+            return None
+        pid = os.fork()
+        if pid == 0:
+            control.close()
+            _child(fds[0])
+        os.close(fds[0])
+        return {"pid": pid}
+
+    def kill(payload: dict, fds: list[int]) -> Killed:
         try:
-            data, fds = recv_frame_with_fds(control)
-        except (EOFError, OSError):
-            return
-        try:
-            asked = read_request(data, Role.TEMPLATE)
-        except WireError:
-            asked = None
-        if asked is not None and asked.op is Op.SPAWN and len(fds) == 1:
-            pid = os.fork()
-            if pid == 0:
-                control.close()
-                _child(fds[0])
-            os.close(fds[0])
-            send_frame(control, encode_reply({"pid": pid}))
-        elif asked is not None and asked.op is Op.KILL:
-            try:
-                os.kill(int(asked.payload["pid"]), signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            send_frame(control, encode_reply({"killed": True}))
-        else:
-            for fd in fds:
-                os.close(fd)
-            send_frame(control, encode_reply({"error": "unknown request"}))
+            os.kill(int(payload["pid"]), signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        return {"killed": True}
+
+    serve_requests(control, dispatch(Role.TEMPLATE, {Op.SPAWN: spawn, Op.KILL: kill}))
 
 
 def warm_start(*warm_ups) -> socket.socket:
