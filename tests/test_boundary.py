@@ -8,8 +8,8 @@ import pytest
 import torch
 from test_checks import LOOP, REF, RUN, checks_with_static_view
 
+from graders.sandbox.protocol import Op, request
 from graders.sandbox.session import WorkerSession
-from graders.sandbox.wire import encode
 
 
 def _nspids(pid: int) -> list[int]:
@@ -24,14 +24,14 @@ IN_DECODING = LOOP.replace("def batch_outer(a):", "def _slow(a):") + """
 import sys
 _ready = {}
 _m = sys.modules.get('graders.sandbox.worker') or sys.modules['__main__']
-_decode = _m.decode
-def _decode_and_work(data, regions=()):
-    message = _decode(data, regions)
-    if isinstance(message, tuple) and message[0] == 'bench':
-        for args, _ in message[1]['calls']:
+_read = _m.read_request
+def _read_and_work(data, role, regions=()):
+    asked = _read(data, role, regions)
+    if asked.op == 'bench':
+        for args, _ in asked.payload['calls']:
             _ready[args[0].data_ptr()] = _slow(args[0])
-    return message
-_m.decode = _decode_and_work
+    return asked
+_m.read_request = _read_and_work
 def batch_outer(a):
     done = _ready.get(a.data_ptr())
     return done.clone() if done is not None else a[:, :, None] * a[:, None, :]
@@ -122,8 +122,8 @@ def test_the_clock_counts_the_workers_cpu_time_not_the_wall_time():
         worker.start()
         assert _nspids(worker.clock.pid)[-1] == worker.pid  # the child's own pid, as the kernel names it here
         calls = [((torch.ones(1),), {})]
-        _, idle = worker.timed_request(encode(("bench", {"name": "idle", "calls": calls, "which": [0]})), 10)
-        _, busy = worker.timed_request(encode(("bench", {"name": "busy", "calls": calls, "which": [0]})), 10)
+        _, idle = worker.timed_request(request(Op.BENCH, name="idle", calls=calls, which=[0]), 10)
+        _, busy = worker.timed_request(request(Op.BENCH, name="busy", calls=calls, which=[0]), 10)
     assert idle < 0.05 and busy >= 0.19, (idle, busy)
 
 
@@ -142,9 +142,9 @@ def test_a_request_past_its_deadline_says_how_much_cpu_it_had_and_only_a_busy_on
     checks = SimpleNamespace(ex=SimpleNamespace(ref_factor=3, speedup=20))
     with WorkerSession(cells) as worker:
         with pytest.raises(Deadline) as idle:
-            worker.timed_request(encode(("bench", {"name": "idle", "calls": calls, "which": [0]})), 0.4)
+            worker.timed_request(request(Op.BENCH, name="idle", calls=calls, which=[0]), 0.4)
         with pytest.raises(Deadline) as busy:
-            worker.timed_request(encode(("bench", {"name": "busy", "calls": calls, "which": [0]})), 0.4)
+            worker.timed_request(request(Op.BENCH, name="busy", calls=calls, which=[0]), 0.4)
         assert idle.value.cpu is not None and idle.value.cpu < 0.1, idle.value.cpu
         assert busy.value.cpu is not None and busy.value.cpu > 0.2, busy.value.cpu
         for name, kind in (("idle", Stalled), ("busy", Slow)):

@@ -12,7 +12,7 @@ from tests.testkit import ROOT
 SCRIPT = textwrap.dedent("""
     import json, multiprocessing, os, sys
     from graders.sandbox import launch
-    from graders.sandbox.session import _read
+    from graders.sandbox.processes import read_reply as _read
 
     def grading_process(queue):
         mine = launch.claim()

@@ -128,12 +128,12 @@ FLASH = ("def softmax_rows(x):\n    N, D = x.shape\n"
 # -- in-place and view, with a process that lies --------------------------------------------------
 LIE = ("    import sys\n"  # the body of the function itself patches the worker's replies with every old flag
        "    m = sys.modules['__main__']\n"
-       "    enc = m.encode\n"
+       "    enc = m.encode_reply\n"
        "    def lying(obj, regions=()):\n"
        "        if isinstance(obj, dict) and isinstance(obj.get('ok'), dict):\n"
        "            obj['ok'].update(same_as_arg0=True, shares_arg0=True, args_after=[obj['ok'].get('out')])\n"
        "        return enc(obj, regions)\n"
-       "    m.encode = lying\n")
+       "    m.encode_reply = lying\n")
 
 
 def toy(name, source):

@@ -66,7 +66,7 @@ def test_the_shell_is_confined_either_way(confined, folder, monkeypatch, how):
     course.mkdir()
     if how != "forked":  # a server that cannot fork (and, without root, none is asked): a new program instead
 
-        def refuse(self, sock, jail_args):
+        def refuse(self, sock, jail):
             raise WorkerFailure("the notebook's kernel could not start")
 
         monkeypatch.setattr(ForkServer, "fork_shell", refuse)

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import torch
 
 from graders.checks.vocabulary import StudentError, answer
+from graders.sandbox.protocol import Op, request
 from graders.sandbox.session import WorkerSession
-from graders.sandbox.wire import Calls, encode
+from graders.sandbox.wire import Calls
 
 TARGET = 0.02  # CPU seconds of the reference's work per timed request
 MAX_K = 1024  # tiny calls (15 us) still reach TARGET: a short request is at the mercy of one stall
@@ -38,7 +39,7 @@ class Staged:
     @classmethod
     def of(cls, name: str, calls: list, gen: torch.Generator) -> Staged:
         which = torch.randperm(len(calls), generator=gen)[:CHECKED].tolist()
-        return cls(calls, which, encode(("bench", {"name": name, "calls": Calls(calls), "which": which})))
+        return cls(calls, which, request(Op.BENCH, name=name, calls=Calls(calls), which=which))
 
 
 def draw(ex, name: str, gen: torch.Generator, k: int) -> Staged:

@@ -29,6 +29,7 @@ from graders.model.exercise import Assignment, load_assignment_once
 from graders.model.notebook import grade_id_of, submission_cells
 from graders.model.verdict import ERROR_NAMES, Reason, Status, all_parts, not_graded
 from graders.sandbox.policy import Sandbox
+from graders.sandbox.spec import Limits
 
 VERDICTS = "vecgrade"  # the resources entry that carries verdicts between the coordinator and this step
 
@@ -68,12 +69,15 @@ class TrustedVerdicts(NbGraderPreprocessor):
     assignments_dir = Unicode("assignments", help="Folder of the exercise definitions").tag(config=True)
     seed = Integer(None, allow_none=True,
                    help="Seed of the hidden cases; None draws a new one for each grading run").tag(config=True)
-    call_timeout = Float(10.0, help="The most seconds one call of a student's function may take; a hidden case's "
-                                    "call gets 20x the loop version's time on the largest case, at least 1 s, "
-                                    "within this").tag(config=True)
-    load_timeout = Float(60.0, help="Seconds to start a worker and run the notebook's cells").tag(config=True)
-
-    cell_timeout = Float(30.0, help="Seconds one cell may run while an exercise's program loads").tag(config=True)
+    # the defaults are Timeouts' and Limits' own: one source for each
+    call_timeout = Float(Timeouts.call,
+                         help="The most seconds one call of a student's function may take; a hidden case's "
+                              "call gets 20x the loop version's time on the largest case, at least 1 s, "
+                              "within this").tag(config=True)
+    load_timeout = Float(Limits.start_timeout,
+                         help="Seconds to start a worker and run the notebook's cells").tag(config=True)
+    cell_timeout = Float(Timeouts.cell,
+                         help="Seconds one cell may run while an exercise's program loads").tag(config=True)
     notebook_timeout = Float(600.0, help="Wall-clock seconds for all verdicts of one notebook").tag(config=True)
     run = Instance(GradingRun, allow_none=True,
                    help="The grading run (seed, reference workers, loop times) shared by every notebook "

@@ -36,7 +36,7 @@ CACHE = Path(platformdirs.user_cache_dir("vecgrade")) / "torch-footprint.json"
 PROBE = ("import json, torch\n(torch.ones(3) * 2).sum()\n"
          "print(json.dumps({l.split(':')[0]: int(l.split()[1]) // 1024 for l in open('/proc/self/status') "
          "if l.startswith(('VmSize:', 'VmRSS:'))}))\n")
-# the variables a jail's process has that change what torch maps (jail.environment, session.process_env)
+# the variables a jail's process has that change what torch maps (graders.sandbox.spec.environment)
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 

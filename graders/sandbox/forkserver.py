@@ -2,7 +2,7 @@
 
     python -m graders.sandbox.forkserver FD
 
-Started by the grader (``graders.sandbox.session.ForkServer``) as a program
+Started by the grader (``graders.sandbox.server_handle.ForkServer``) as a program
 of its own, with a minimal environment: it holds none of the grader's memory
 (no solution, no gradebook address, no secret). It imports torch and the
 worker's counting machinery and warms them up once; then, for each student,
@@ -41,8 +41,9 @@ from typing import Callable
 
 from graders.sandbox import cgroup, jail, shell, worker
 from graders.sandbox.exits import ProcessExit
-from graders.sandbox.session import Limits
-from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
+from graders.sandbox.protocol import Killed, Op, Role, Started, dispatch, encode_reply, serve_requests
+from graders.sandbox.spec import JailSpec, Limits, Where, environment
+from graders.sandbox.wire import send_frame
 
 
 def _detach(control: socket.socket, fd: int | None) -> None:
@@ -58,22 +59,24 @@ def _detach(control: socket.socket, fd: int | None) -> None:
         os.closerange(fd + 1, 1 << 20)
 
 
-def _into_jail(jail_args: list[str], body: Callable[[], None]) -> None:
+def _into_jail(spec: JailSpec, body: Callable[[], None]) -> None:
     """Enter a fresh jail and run ``body`` there (a student's template or feedback shell)."""
-    jail.enter(jail.parser().parse_args([*jail_args, "--", "python"]), body)
+    jail.enter(spec, body)
 
 
 def _trusted(cwd: str, limits: dict, body: Callable[[], None]) -> None:
     """Run ``body`` without a jail (the course's own reference program), in ``cwd``, under ``limits``."""
     os.chdir(cwd)
-    os.environ.update(TMPDIR=cwd, HOME=cwd)
+    env = environment(Where.OUTSIDE, cwd)  # what the server itself was started with, its HOME and TMPDIR now cwd
+    os.environ.clear()
+    os.environ.update(env)
     Limits(**limits).apply()
     body()
 
 
 def _template(fd: int) -> None:
     sock = socket.socket(fileno=fd)
-    send_frame(sock, encode({"ready": 0.0}))
+    send_frame(sock, encode_reply({"ready": 0.0}))
     worker.template(sock)
 
 
@@ -119,49 +122,47 @@ def serve(control: socket.socket) -> None:
 
 def _serve(control: socket.socket, children: set[int]) -> None:
     killed: set[int] = set()  # killed, not reaped yet: their exit and cgroup are waited for between requests
-    while True:
-        # a killed jail is reaped (and its cgroup removed) after the reply, while the grader goes on: a jail
-        # ending takes tens of milliseconds (its address space unmapped, its group removed) that no grader waits for
+
+    def between() -> None:
+        # after each reply: the jails that ended by themselves (each removed its own group) or were killed; a
+        # killed jail is reaped (and its cgroup removed) while the grader goes on: a jail ending takes tens of
+        # milliseconds (its address space unmapped, its group removed) that no grader waits for
+        _reap(children)
+        killed.intersection_update(children)
         while killed and not select.select([control], [], [], REAP_EVERY)[0]:
             _reap(children)
-            killed &= children
-        try:
-            data, fds = recv_frame_with_fds(control)
-        except (EOFError, OSError):
-            return
-        _answer(control, children, killed, data, fds)
-        _reap(children)  # after the reply: the jails that ended by themselves (each removed its own group) or killed
-        killed &= children
+            killed.intersection_update(children)
 
-
-def _answer(control: socket.socket, children: set[int], killed: set[int], data: bytes, fds: list[int]) -> None:
-    """One request of the grader, answered."""
-    op, payload = decode(data)
-    if op in ("template", "shell") and len(fds) == 1:
+    def fork(op: Op, payload: dict, fds: list[int]) -> Started | None:
+        if len(fds) != 1:
+            return None
         fd = fds[0]
-        body = functools.partial(_template if op == "template" else _shell, fd)
+        body = functools.partial(_template if op is Op.TEMPLATE else _shell, fd)
         pid = os.fork()
         if pid == 0:
             try:
                 _detach(control, fd)
-                if payload.get("jail") is None and op == "template":
+                if payload.get("jail") is None and op is Op.TEMPLATE:
                     _trusted(str(payload["cwd"]), dict(payload["limits"]), body)
                 else:
-                    _into_jail(list(payload["jail"]), body)
+                    _into_jail(JailSpec.from_wire(payload["jail"]), body)
             finally:
                 os._exit(ProcessExit.SERVED_FORK_FAILED)
         os.close(fd)
         children.add(pid)
-        send_frame(control, encode({"pid": pid}))
-    elif op == "kill" and int(payload["pid"]) in children:
+        return {"pid": pid}
+
+    def kill(payload: dict, fds: list[int]) -> Killed | None:
         pid = int(payload["pid"])
+        if pid not in children:
+            return None
         _kill(pid)  # SIGKILL sent to its whole group before the reply: nothing in it runs again
         killed.add(pid)
-        send_frame(control, encode({"killed": True}))
-    else:
-        for fd in fds:
-            os.close(fd)
-        send_frame(control, encode({"error": "unknown request"}))
+        return {"killed": True}
+
+    serve_requests(control, dispatch(Role.FORK_SERVER, {
+        Op.TEMPLATE: functools.partial(fork, Op.TEMPLATE), Op.SHELL: functools.partial(fork, Op.SHELL),
+        Op.KILL: kill}), between)
 
 
 def main() -> None:

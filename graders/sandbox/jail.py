@@ -18,11 +18,14 @@ It has no network interface, its own SysV IPC objects (nothing one student
 leaves in shared memory is seen by the next) and host name, sees only its own
 processes, and runs as ``nobody`` when the grader is root. Without root it uses
 a user namespace (same protections, but it stays the grader's user inside it).
-Its environment is rebuilt from scratch: PATH, LANG, HOME/TMPDIR, the few
-``PASSED_ENV`` settings and the ``--env`` values, never the grader's other
+Its environment is rebuilt from scratch (``graders.sandbox.spec.environment``): PATH, LANG,
+HOME/TMPDIR, the few ``PASSED_ENV`` settings and the ``--env`` values, never the grader's other
 variables (which may hold secrets).
 
-Limits: each process has rlimits (address space ``--address-mb``, CPU time, file size, and
+Its settings are a ``graders.sandbox.spec.JailSpec``: given as data by the fork server (``enter``),
+or as this command line (``parser``, whose defaults are the spec's) to a jail started as a program.
+
+Limits: each process has rlimits (address space ``--address-mb``, else ``--memory-mb``, CPU time, file size, and
 processes of the jail's own user). With ``--cgroup`` the jail as a whole is also held to
 ``--memory-mb`` of memory and ``--pids`` tasks (processes and threads): its first process makes a
 control group of its own (``graders.sandbox.cgroup``) and moves itself into it before anything
@@ -38,27 +41,24 @@ from __future__ import annotations
 import argparse
 import ctypes
 import os
-import resource
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
-from typing import Callable, NoReturn
+from typing import Callable, NoReturn, Sequence
 
 from graders.sandbox import cgroup
 from graders.sandbox.exits import ProcessExit
+from graders.sandbox.spec import MB, NOBODY, PASSED_ENV, JailSpec, Where, environment
 
-NOBODY = 65534
+__all__ = ["FIRST_UID", "NOBODY", "PASSED_ENV", "enter", "main", "parser", "spec_of", "unshare_command"]
 FIRST_UID = 100_000  # per-jail users start here, above the system's own users
 ROOT = "/mnt"  # the new root's mount point, in the jail's private mount namespace
 SYSTEM = ("/usr",)  # programs and shared libraries; /bin, /lib, /lib64, /sbin are links into it here
 ETC = ("passwd", "group", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime",
        "alternatives", "fonts", "ssl", "mime.types", "hosts")
 DEVICES = ("null", "zero", "full", "random", "urandom")
-# variables the grader sets for a student process on purpose; every other one stays outside the jail
-PASSED_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONDONTWRITEBYTECODE", "PYTHONWARNINGS",
-              "PYTHONHASHSEED", "MPLBACKEND", "NBGRADER_EXECUTION")
 NAMESPACES = ("--mount", "--net", "--pid", "--ipc", "--uts")
 # the same namespaces as clone flags, for ``enter`` (linux/sched.h)
 CLONE_FLAGS = 0x00020000 | 0x40000000 | 0x20000000 | 0x08000000 | 0x04000000  # NEWNS NEWNET NEWPID NEWIPC NEWUTS
@@ -126,7 +126,7 @@ def _pivot_root(new_root: str, put_old: str) -> None:
         raise OSError(errno, f"pivot_root: {os.strerror(errno)}")
 
 
-def build_root(args: argparse.Namespace) -> None:
+def build_root(spec: JailSpec) -> None:
     """Make the allowlisted file system at ROOT and switch to it."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _tmpfs(ROOT, "16m", "755")
@@ -151,13 +151,13 @@ def build_root(args: argparse.Namespace) -> None:
         _tmpfs(ROOT + path, size)
     os.makedirs(ROOT + "/run/lock", mode=0o1777, exist_ok=True)
     os.chmod(ROOT + "/run/lock", 0o1777)
-    for path in args.expose:
+    for path in spec.expose:
         if os.path.exists(path):
             _bind(path, inside(path))
-    for path in args.expose_rw:
+    for path in spec.expose_rw:
         if os.path.exists(path):
             _bind(path, inside(path), writable=True)
-    for path in args.hide:
+    for path in spec.hide:
         if os.path.isdir(inside(path)):
             _tmpfs(inside(path), "1m", "755")
     os.makedirs(os.path.join(ROOT, "proc"), exist_ok=True)
@@ -174,47 +174,28 @@ def build_root(args: argparse.Namespace) -> None:
     _read_only("/")  # the root's own tmpfs: nothing new can be made there
 
 
-def environment(args: argparse.Namespace) -> dict[str, str]:
-    """The command's whole environment: nothing inherited from the grader."""
-    home = args.home or "/tmp"
-    env = {"PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
-           "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": home, "TMPDIR": home,
-           "IPYTHONDIR": os.path.join(home, ".ipython"), "MPLCONFIGDIR": os.path.join(home, ".matplotlib"),
-           "JUPYTER_PLATFORM_DIRS": "1", "PYTHONNOUSERSITE": "1"}
-    env.update({name: os.environ[name] for name in PASSED_ENV if name in os.environ})
-    for item in args.env:
-        name, _, value = item.partition("=")
-        env[name] = value
-    return env
-
-
-def drop_privileges(args: argparse.Namespace) -> None:
-    limits = ((resource.RLIMIT_AS, (args.address_mb or args.memory_mb) * 1024 ** 2), (resource.RLIMIT_CPU, args.cpu_s),
-              (resource.RLIMIT_FSIZE, args.file_mb * 1024 ** 2), (resource.RLIMIT_CORE, 0))
-    for what, value in limits:
-        held = resource.getrlimit(what)[1]  # what the grader started this process with: never raised
-        value = value if held == resource.RLIM_INFINITY else min(value, held)
-        resource.setrlimit(what, (value, value))
-    if os.geteuid() == 0 and not args.userns:
-        # RLIMIT_NPROC counts every process of the user on the host: a user of its own per jail
-        # keeps one student's fork bomb from starving another student's processes
-        resource.setrlimit(resource.RLIMIT_NPROC, (args.nproc, args.nproc))
+def drop_privileges(spec: JailSpec) -> None:
+    """The spec's rlimits, then (root, no user namespace) the jail's own user: RLIMIT_NPROC counts every
+    process of the user on the host, so a user of its own per jail keeps one student's fork bomb from
+    starving another student's processes."""
+    spec.rlimits()
+    if os.geteuid() == 0 and not spec.userns:
         os.setgroups([])
-        os.setgid(args.uid)
-        os.setuid(args.uid)
+        os.setgid(spec.uid)
+        os.setuid(spec.uid)
 
 
-def run_as_init(args: argparse.Namespace, body: Callable[[], None] | None = None) -> None:
+def run_as_init(spec: JailSpec, command: Sequence[str], body: Callable[[], None] | None = None) -> None:
     """PID 1: start the command, pass on the grader's signals, reap everything, exit as the command did.
 
-    ``body``: run it in the confined process instead of executing ``args.command`` (see ``enter``)."""
+    ``body``: run it in the confined process instead of executing ``command`` (see ``enter``)."""
     child = os.fork()
     if child == 0:
-        drop_privileges(args)
-        os.chdir(args.cwd or args.home or "/")
+        drop_privileges(spec)
+        os.chdir(spec.cwd or spec.home or "/")
+        env = environment(Where.INSIDE, spec.home or "/tmp", spec.env)
         if body is None:
-            os.execvpe(args.command[0], args.command, environment(args))
-        env = environment(args)
+            os.execvpe(command[0], list(command), env)
         os.environ.clear()
         os.environ.update(env)
         tempfile.tempdir = None  # the jail's TMPDIR, not the one the warm process cached
@@ -236,17 +217,17 @@ def run_as_init(args: argparse.Namespace, body: Callable[[], None] | None = None
             os._exit(os.waitstatus_to_exitcode(status) % 256)
 
 
-def confine(args: argparse.Namespace, body: Callable[[], None] | None = None) -> None:
+def confine(spec: JailSpec, command: Sequence[str], body: Callable[[], None] | None = None) -> None:
     """Inside the namespaces, as PID 1: build the root, then run the command under a small init."""
-    for path in args.expose_rw:  # the command's own folders, owned by the user it runs as
-        if os.path.exists(path) and os.geteuid() == 0 and not args.userns:
-            os.chown(path, args.uid, args.uid)
-    build_root(args)
+    for path in spec.expose_rw:  # the command's own folders, owned by the user it runs as
+        if os.path.exists(path) and os.geteuid() == 0 and not spec.userns:
+            os.chown(path, spec.uid, spec.uid)
+    build_root(spec)
     socket.sethostname("sandbox")  # its own UTS namespace: the host's name is not the student's business
-    run_as_init(args, body)
+    run_as_init(spec, command, body)
 
 
-def enter(args: argparse.Namespace, body: Callable[[], None]) -> NoReturn:
+def enter(spec: JailSpec, body: Callable[[], None]) -> NoReturn:
     """The same jail without a new program: this process makes the namespaces itself and ``body`` runs
     as the confined command. For a warm, single-threaded fork of ``graders.sandbox.forkserver``, which
     imported torch once: the student's process starts with what the server loaded, and nothing else.
@@ -255,9 +236,9 @@ def enter(args: argparse.Namespace, body: Callable[[], None]) -> NoReturn:
     killing it kills PID 1 and so every process of the jail. With ``--cgroup`` it makes the jail's
     group first, leaves it once PID 1 (forked inside it) runs, and removes it when the jail has ended."""
     group = None
-    if args.cgroup:
+    if spec.cgroup:
         try:
-            group = cgroup.JailGroup.create(args.memory_mb * 1024 ** 2, args.pids)
+            group = cgroup.JailGroup.create(spec.memory_mb * MB, spec.pids)
         except OSError:
             os._exit(ProcessExit.NO_CGROUP)
     libc = ctypes.CDLL(None, use_errno=True)
@@ -269,7 +250,7 @@ def enter(args: argparse.Namespace, body: Callable[[], None]) -> NoReturn:
         try:
             if group is not None:
                 group.close_fds()  # no descriptor of the cgroup tree reaches student code
-            confine(args, body)
+            confine(spec, (), body)
         finally:
             os._exit(ProcessExit.NOT_CONFINED)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is for the command (same process group)
@@ -287,6 +268,7 @@ def enter(args: argparse.Namespace, body: Callable[[], None]) -> NoReturn:
 
 
 def parser() -> argparse.ArgumentParser:
+    """The jail's command line; each option is a ``JailSpec`` field, and its default the spec's."""
     p = argparse.ArgumentParser(prog="python -m graders.sandbox.jail", description=__doc__.splitlines()[0])
     p.add_argument("--expose", action="append", default=[])
     p.add_argument("--expose-rw", action="append", default=[])
@@ -294,16 +276,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--env", action="append", default=[], help="NAME=VALUE for the command's environment")
     p.add_argument("--cwd")
     p.add_argument("--home", help="HOME and TMPDIR of the command (its scratch folder)")
-    p.add_argument("--memory-mb", type=int, default=6144, help="the jail's cgroup; also the address space without "
-                   "--address-mb")
-    p.add_argument("--address-mb", type=int, help="the address-space limit of each process")
-    p.add_argument("--cpu-s", type=int, default=300)
-    p.add_argument("--file-mb", type=int, default=16)
-    p.add_argument("--nproc", type=int, default=256)
-    p.add_argument("--pids", type=int, default=256, help="tasks of the whole jail (with --cgroup)")
+    p.add_argument("--memory-mb", type=int, default=JailSpec.memory_mb,
+                   help="the jail's cgroup; also the address space without --address-mb")
+    p.add_argument("--address-mb", type=int, default=JailSpec.address_mb,
+                   help="the address-space limit of each process (0: --memory-mb)")
+    p.add_argument("--cpu-s", type=int, default=JailSpec.cpu_s)
+    p.add_argument("--file-mb", type=int, default=JailSpec.file_mb)
+    p.add_argument("--nproc", type=int, default=JailSpec.nproc)
+    p.add_argument("--pids", type=int, default=JailSpec.pids, help="tasks of the whole jail (with --cgroup)")
     p.add_argument("--cgroup", action="store_true",
                    help="a control group for the jail as a whole: --memory-mb of memory, --pids tasks")
-    p.add_argument("--uid", type=int, default=NOBODY, help="the user (and group) the command runs as, when root")
+    p.add_argument("--uid", type=int, default=JailSpec.uid, help="the user (and group) the command runs as, when root")
     p.add_argument("--userns", action="store_true", help="not root: map the grader's user to root in a user namespace")
     p.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("command", nargs=argparse.REMAINDER)
@@ -323,21 +306,33 @@ def _refuse(why: str) -> NoReturn:
     sys.exit(ProcessExit.FAILED)
 
 
+def spec_of(args: argparse.Namespace) -> JailSpec:
+    """The spec that ``parser``'s options name (``JailSpec.to_argv`` renders it back)."""
+    return JailSpec(memory_mb=args.memory_mb, address_mb=args.address_mb, cpu_s=args.cpu_s, file_mb=args.file_mb,
+                    nproc=args.nproc,
+                    pids=args.pids, uid=args.uid, cgroup=args.cgroup, userns=args.userns, cwd=args.cwd,
+                    home=args.home, expose=tuple(args.expose), expose_rw=tuple(args.expose_rw),
+                    hide=tuple(args.hide), env=tuple(args.env))
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
-    if args.command and args.command[0] == "--":
-        args.command = args.command[1:]
-    if not args.command:
+    command = args.command[1:] if args.command and args.command[0] == "--" else args.command
+    if not command:
         _refuse("no command given")
+    try:
+        spec = spec_of(args)
+    except ValueError as exc:
+        _refuse(str(exc))
     if args.inside:
-        confine(args)
-    if args.cgroup:  # this process becomes ``unshare``, which lives as long as the jail: the group's owner
+        confine(spec, command)
+    if spec.cgroup:  # this process becomes ``unshare``, which lives as long as the jail: the group's owner
         try:
-            cgroup.JailGroup.create(args.memory_mb * 1024 ** 2, args.pids)
+            cgroup.JailGroup.create(spec.memory_mb * MB, spec.pids)
         except OSError as exc:
             _refuse(f"cannot make the jail's cgroup: {exc}")
     argv = list(sys.argv[1:] if argv is None else argv)
-    cmd = unshare_command(args.userns)
+    cmd = unshare_command(spec.userns)
     os.execvp(cmd[0], cmd + [sys.executable, "-m", "graders.sandbox.jail", "--inside"] + argv)
 
 

@@ -28,14 +28,7 @@ from dataclasses import dataclass
 
 from graders.sandbox import cgroup
 from graders.sandbox.scratch import Scratch
-
-
-def process_env(scratch: str) -> dict[str, str]:
-    """The environment of a process the grader starts for untrusted code: nothing of its own variables."""
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH")}
-    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1",
-               PYTHONWARNINGS="ignore", TMPDIR=scratch, HOME=scratch)
-    return env
+from graders.sandbox.spec import Where, environment
 
 
 @dataclass
@@ -87,7 +80,7 @@ def launch() -> Launched:
     scratch = Scratch("forkserver")
     proc = subprocess.Popen(
         [sys.executable, "-m", "graders.sandbox.forkserver", str(child.fileno())],
-        pass_fds=[child.fileno()], cwd=scratch.name, env=process_env(scratch.name),
+        pass_fds=[child.fileno()], cwd=scratch.name, env=environment(Where.OUTSIDE, scratch.name),
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True)
     child.close()

@@ -38,7 +38,7 @@ from graders.sandbox import cgroup
 from graders.sandbox.footprint import torch_footprint
 from graders.sandbox.jail import FIRST_UID, unshare_command
 from graders.sandbox.scratch import Scratch, tmpfs_available
-from graders.sandbox.session import Limits
+from graders.sandbox.spec import MB, JailSpec, Limits
 
 
 class SandboxUnavailableError(VecgradeError):
@@ -66,16 +66,18 @@ class Sandbox(Configurable):
     enabled = Bool(True, help="Confine student code; when the machine cannot, refuse to grade "
                               "(False: run student code unconfined, with rlimits only)").tag(config=True)
     # the limits apply to every process running student code, confined or not
-    memory_mb = Integer(6144, help="Memory for the student's work in one jail, in MB, on top of what the "
-                                   "installed torch needs (measured once per machine and torch build): each "
-                                   "process's address-space limit is this plus torch's address space, the jail's "
-                                   "cgroup (all its processes and what they write in its tmpfs folders; root "
-                                   "only) this plus torch's resident memory").tag(config=True)
-    cpu_s = Integer(300, help="CPU-time limit of a student process, in seconds").tag(config=True)
-    file_mb = Integer(16, help="Largest file a student process may write").tag(config=True)
-    nproc = Integer(256, help="Process limit of each jail's own unprivileged user (root only)").tag(config=True)
-    pids = Integer(256, help="Tasks (processes and threads) of one jail as a whole, at once "
-                             "(a cgroup, root only)").tag(config=True)
+    memory_mb = Integer(JailSpec.memory_mb,
+                        help="Memory for the student's work in one jail, in MB, on top of what the installed torch "
+                             "needs (measured once per machine and torch build): each process's address-space "
+                             "limit is this plus torch's address space, the jail's cgroup (all its processes and "
+                             "what they write in its tmpfs folders; root only) this plus torch's resident "
+                             "memory").tag(config=True)
+    cpu_s = Integer(JailSpec.cpu_s, help="CPU-time limit of a student process, in seconds").tag(config=True)
+    file_mb = Integer(JailSpec.file_mb, help="Largest file a student process may write").tag(config=True)
+    nproc = Integer(JailSpec.nproc,
+                    help="Process limit of each jail's own unprivileged user (root only)").tag(config=True)
+    pids = Integer(JailSpec.pids, help="Tasks (processes and threads) of one jail as a whole, at once "
+                                       "(a cgroup, root only)").tag(config=True)
     scratch_mb = Integer(256, help="Size of each jail's writable scratch folder (its HOME and TMPDIR, the kernel's "
                                    "working copy), a tmpfs: writing past it fails with ENOSPC (root only; "
                                    "keep it above Intake.max_bytes)").tag(config=True)
@@ -131,8 +133,8 @@ class Sandbox(Configurable):
 
     def limits(self, start_timeout: float) -> Limits:
         """The same limits as rlimits set at spawn, for when the jail is off."""
-        return Limits(memory_bytes=self.address_mb() * 1024 ** 2, cpu_seconds=self.cpu_s,
-                      file_bytes=self.file_mb * 1024 ** 2, start_timeout=start_timeout)
+        return Limits(memory_bytes=self.address_mb() * MB, cpu_seconds=self.cpu_s,
+                      file_bytes=self.file_mb * MB, start_timeout=start_timeout)
 
     def hidden_paths(self) -> list[str]:
         """Folders emptied inside the exposed ones: the kit's instructor side (the demo's answers)."""
@@ -159,27 +161,22 @@ class Sandbox(Configurable):
         pid) and per jail within it (a counter), so each student's processes are counted apart."""
         return FIRST_UID + (os.getpid() % 4_000_000) * 1000 + next(_jails) % 1000
 
+    def jail_spec(self, scratch: str, cwd: str | None = None, expose: Sequence[str] = (),
+                  expose_rw: Sequence[str] = (), uid: int | None = None) -> JailSpec:
+        """The jail of a process with its own ``scratch`` folder (its HOME, and its working folder unless
+        ``cwd``). ``uid``: the jail's own user (default: a fresh one), owner of ``scratch``."""
+        self._refuse_course_paths([scratch, cwd, *expose, *expose_rw])
+        return JailSpec(memory_mb=self.group_mb(), address_mb=self.address_mb(), cpu_s=self.cpu_s,
+                        file_mb=self.file_mb, nproc=self.nproc,
+                        pids=self.pids, uid=self.fresh_uid() if uid is None else uid,
+                        cgroup=cgroup.problem() is None, userns=os.geteuid() != 0, cwd=cwd or scratch, home=scratch,
+                        hide=tuple(self.hidden_paths()), expose=(*self.exposed_paths(), *expose),
+                        expose_rw=(scratch, *expose_rw))
+
     def jail_args(self, scratch: str, cwd: str | None = None, expose: Sequence[str] = (),
                   expose_rw: Sequence[str] = (), uid: int | None = None) -> list[str]:
-        """The jail's options (``graders.sandbox.jail``) for a process with its own ``scratch`` folder.
-        ``uid``: the jail's own user (default: a fresh one), owner of ``scratch``."""
-        self._refuse_course_paths([scratch, cwd, *expose, *expose_rw])
-        argv = ["--cwd", cwd or scratch, "--home", scratch,
-                "--memory-mb", str(self.group_mb()), "--address-mb", str(self.address_mb()),
-                "--cpu-s", str(self.cpu_s),
-                "--file-mb", str(self.file_mb), "--nproc", str(self.nproc), "--pids", str(self.pids),
-                "--uid", str(self.fresh_uid() if uid is None else uid)]
-        if cgroup.problem() is None:
-            argv.append("--cgroup")
-        if os.geteuid() != 0:
-            argv.append("--userns")
-        for path in self.hidden_paths():
-            argv += ["--hide", path]
-        for path in [*self.exposed_paths(), *expose]:
-            argv += ["--expose", path]
-        for path in [scratch, *expose_rw]:
-            argv += ["--expose-rw", path]
-        return argv
+        """``jail_spec`` as the jail's command line (``graders.sandbox.jail``), for a jail started as a program."""
+        return self.jail_spec(scratch, cwd, expose, expose_rw, uid).to_argv()
 
     def wrap(self, command: list[str], scratch: str, cwd: str | None = None,
              expose: Sequence[str] = (), expose_rw: Sequence[str] = (), uid: int | None = None) -> list[str]:

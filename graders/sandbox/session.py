@@ -13,319 +13,34 @@ it arguments and times each request itself, so no patch of ``time``,
 value. Every reply is read whole against a deadline; a child that misses it
 is killed (by the template, which the child cannot signal), and one that dies
 costs only its own requests.
+
+The parts live apart: ``processes`` (failures, reading a reply, ending a program), ``server_handle``
+(``ForkServer``), ``template`` (``Template``); this module holds ``WorkerSession`` and names the others
+where their users import them from.
 """
 from __future__ import annotations
 
-import atexit
-import dataclasses
-import os
-import resource
 import select
-import signal
 import socket
-import subprocess
-import sys
-import threading
 import time
-from dataclasses import dataclass
 from typing import Sequence
 
-from graders.model.errors import VecgradeError
-from graders.sandbox import cgroup, launch
-from graders.sandbox.clock import ClockUnavailable, CpuClock, listen_for_credentials, recv_hello
-from graders.sandbox.launch import process_env
-from graders.sandbox.scratch import Scratch
-from graders.sandbox.wire import WireError, decode, encode, recv_frame, send_frame
+from graders.sandbox.clock import ClockUnavailable, CpuClock, recv_hello
+from graders.sandbox.processes import MAX_REPLY_BYTES, Deadline, WorkerFailure, end_program
+from graders.sandbox.protocol import request
+from graders.sandbox.server_handle import ForkServer
+from graders.sandbox.spec import Limits
+from graders.sandbox.template import Template
+from graders.sandbox.wire import WireError, decode, recv_frame, send_frame
 from graders.sandbox.worker import HELLO
 
-MAX_REPLY_BYTES = 256 * 1024 * 1024
+# the handles' names, where their users have always imported them from
+__all__ = ["Deadline", "ForkServer", "Limits", "Template", "WorkerFailure", "WorkerSession", "end_program"]
+
 # a request's deadline is the child's CPU time (``WorkerSession._await_reply``): on a busy machine the grader waits
 # up to BUSY_WAIT times it in wall time while the child progresses, and gives up on one that made no progress on
 # the CPU for STILL seconds past it; SLICE: how often the child's CPU clock is read once the deadline is near
 BUSY_WAIT, STILL, SLICE = 10.0, 2.0, 0.05
-
-
-class WorkerFailure(VecgradeError):
-    """The worker hung, died or sent something unreadable; the message says which."""
-
-
-class Deadline(WorkerFailure):
-    """The worker did not reply in time (it has been killed). ``cpu``: for a timed request, the CPU seconds the
-    worker had spent on it by then (a worker that was running all along, or one the machine kept waiting)."""
-
-    def __init__(self, message: str, cpu: float | None = None):
-        super().__init__(message)
-        self.cpu = cpu
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits applied to every worker (see nbgrader_config.py)."""
-
-    memory_bytes: int = 6 * 1024 ** 3
-    cpu_seconds: int = 300
-    file_bytes: int = 16 * 1024 * 1024
-    start_timeout: float = 60.0
-
-    def apply(self) -> None:  # runs in the child between fork and exec
-        for what, value in ((resource.RLIMIT_AS, self.memory_bytes),
-                            (resource.RLIMIT_CPU, self.cpu_seconds),
-                            (resource.RLIMIT_FSIZE, self.file_bytes),
-                            (resource.RLIMIT_CORE, 0)):
-            resource.setrlimit(what, (value, value))
-
-
-def _read(sock: socket.socket, timeout: float) -> dict:
-    try:
-        data = recv_frame(sock, time.monotonic() + timeout, MAX_REPLY_BYTES)
-        reply = decode(data)
-    except WireError as exc:
-        raise WorkerFailure(f"sent a reply the grader cannot read ({exc})") from None
-    if not isinstance(reply, dict):
-        raise WorkerFailure("sent a reply the grader cannot read")
-    return reply
-
-
-def end_program(proc: subprocess.Popen | None, control: socket.socket | None) -> None:
-    """Kill a started program's whole process group, reap it, and close the grader's socket to it."""
-    if proc is not None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.wait()
-        cgroup.release(proc.pid)  # a jail started as a program: its group goes with it
-    if control is not None:
-        control.close()
-
-
-class ForkServer:
-    """The grader's handle on ``graders.sandbox.forkserver``: started on first use, one per grading process
-    (``shared``), closed when the process exits."""
-
-    _shared: "tuple[int, ForkServer] | None" = None
-
-    @classmethod
-    def release_shared(cls) -> None:
-        """Stop this process's server, if it has one (the next ``shared`` starts a new one)."""
-        if cls._shared is not None and cls._shared[0] == os.getpid():
-            cls._shared[1].close()
-            cls._shared = None
-
-    @classmethod
-    def shared(cls) -> "ForkServer":
-        """This process's server (a forked or spawned grading process gets one of its own)."""
-        if cls._shared is None or cls._shared[0] != os.getpid():
-            cls._shared = (os.getpid(), cls())
-            atexit.register(cls._shared[1].close)
-        return cls._shared[1]
-
-    def __init__(self, start_timeout: float = 60.0):
-        self.start_timeout = start_timeout
-        self.launched: launch.Launched | None = None
-        self.control: socket.socket | None = None
-        self.lock = threading.Lock()
-
-    @property
-    def proc(self) -> subprocess.Popen | None:
-        """The server's process, once started."""
-        return self.launched.proc if self.launched is not None else None
-
-    def _start(self) -> None:
-        """One started early for this process (graders.sandbox.launch.claim), else a new one; ready once it says so."""
-        self.launched = launch.claim() or launch.launch()
-        self.control = self.launched.control
-        if "ready" not in _read(self.control, self.start_timeout):
-            raise WorkerFailure("the warm server did not start")
-
-    def start(self) -> None:
-        """Start the server now rather than on the first request (a worker preparing itself)."""
-        with self.lock:
-            if self.control is None:
-                try:
-                    self._start()
-                except (TimeoutError, EOFError, OSError, WorkerFailure):
-                    self._stop()  # the first request tries again
-
-    def _ask(self, op: str, fds=(), **payload) -> dict:
-        with self.lock:
-            try:
-                if self.control is None:
-                    self._start()
-                assert self.control is not None, "_start sets the control socket or raises"
-                send_frame(self.control, encode((op, payload)), fds, timeout=10)
-                return _read(self.control, 30)
-            except (TimeoutError, EOFError, OSError, WorkerFailure):
-                self._stop()  # the next request starts a fresh server
-                raise WorkerFailure("the Python process that runs it could not start") from None
-
-    def fork_template(self, sock: socket.socket, jail_args: list[str] | None, cwd: str = "/",
-                      limits: Limits = Limits()) -> int:
-        """A template serving ``sock``: a student's, in a jail of its own (``jail_args``), or without a jail
-        (None: the course's trusted reference) in ``cwd`` under ``limits``; returns its handle (a pid)."""
-        rlimits = {k: v for k, v in dataclasses.asdict(limits).items() if k != "start_timeout"}
-        reply = self._ask("template", fds=[sock.fileno()], jail=jail_args, cwd=cwd, limits=rlimits)
-        if "pid" not in reply:
-            raise WorkerFailure("the Python process that runs it could not start")
-        return int(reply["pid"])
-
-    def fork_shell(self, sock: socket.socket, jail_args: list[str]) -> int:
-        """A notebook's feedback shell (graders.sandbox.shell) serving ``sock``, in a jail of its own; its handle."""
-        reply = self._ask("shell", fds=[sock.fileno()], jail=jail_args)
-        if "pid" not in reply:
-            raise WorkerFailure("the notebook's kernel could not start")
-        return int(reply["pid"])
-
-    def kill(self, pid: int) -> None:
-        """Stop a template or shell and its whole jail."""
-        try:
-            self._ask("kill", pid=pid)
-        except WorkerFailure:
-            pass
-
-    def _stop(self) -> None:
-        if self.launched is not None:
-            self.launched.stop()  # the server ends its jails and removes their cgroups, then exits
-        self.launched, self.control = None, None
-
-    def close(self) -> None:
-        with self.lock:
-            self._stop()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-class Template:
-    """A warm process that forks children, forked from ``server`` when one is given: confined when
-    ``sandbox`` is given (student code; forked only as root), unconfined otherwise (the reference)."""
-
-    def __init__(self, limits: Limits = Limits(), sandbox=None, server: ForkServer | None = None):
-        self.limits, self.sandbox, self.server = limits, sandbox, server
-        self.proc: subprocess.Popen | None = None
-        self.forked: int | None = None  # the server's handle on this template's jail
-        self.control: socket.socket | None = None
-        self.begun = False  # asked of the server by ``begin``, not yet waited for
-        # a student's jail writes only here: a tmpfs of Sandbox.scratch_mb (as root)
-        self.scratch = sandbox.scratch("worker") if sandbox is not None else Scratch("worker")
-
-    @property
-    def alive(self) -> bool:
-        if self.forked is not None:
-            return self.control is not None
-        return self.proc is not None and self.proc.poll() is None
-
-    def _from_server(self) -> bool:
-        return self.server is not None and (self.sandbox is None or (os.geteuid() == 0 and self.sandbox.check()))
-
-    def begin(self) -> None:
-        """Ask the server for this template now, without waiting for it to be ready (``start`` waits): its jail is
-        set up meanwhile, which takes tens of milliseconds spent mostly waiting on the kernel (namespaces, cgroup,
-        mounts), not on a CPU. Nothing is asked of a template that is not forked from a server."""
-        if self.control is None and self._from_server():
-            try:
-                self._launch(forked=True)
-                self.begun = True
-            except WorkerFailure:
-                self.close()  # ``start`` tries again, as it would have
-
-    def start(self) -> None:
-        if self.begun:  # asked for already: wait for it to be ready
-            self.begun = False
-            try:
-                return self._ready()
-            except WorkerFailure:  # as a failed start: the server again, then a new program
-                pass
-        if self._from_server():
-            try:
-                return self._start(forked=True)
-            except WorkerFailure:  # the server could not provide one: start a new program instead
-                pass
-        self._start(forked=False)
-
-    def _start(self, forked: bool) -> None:
-        self._launch(forked)
-        self._ready()
-
-    def _launch(self, forked: bool) -> None:
-        parent, child = socket.socketpair()
-        if forked:
-            assert self.server is not None, "checked by _from_server"
-            jail_args = self.sandbox.jail_args(self.scratch.name) if self.sandbox is not None else None
-            try:
-                self.forked = self.server.fork_template(child, jail_args, self.scratch.name, self.limits)
-            except BaseException:
-                parent.close()
-                raise
-            finally:
-                child.close()
-        else:
-            command = [sys.executable, "-m", "graders.sandbox.worker", str(child.fileno())]
-            if self.sandbox is not None:
-                command = self.sandbox.wrap(command, scratch=self.scratch.name)
-            self.proc = subprocess.Popen(
-                command, pass_fds=[child.fileno()], cwd=self.scratch.name, env=process_env(self.scratch.name),
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                start_new_session=True, preexec_fn=self.limits.apply)
-            child.close()
-        self.control = parent
-
-    def _ready(self) -> None:
-        parent = self.control
-        assert parent is not None, "launched"
-        try:
-            reply = _read(parent, self.limits.start_timeout)
-        except (TimeoutError, EOFError, OSError, WorkerFailure):
-            self.close()
-            raise WorkerFailure("the Python process that runs it could not start") from None
-        if "ready" not in reply:
-            self.close()
-            raise WorkerFailure("the Python process that runs it could not start")
-
-    def _ask(self, op: str, fds=(), **payload) -> dict:
-        if not self.alive:
-            self.start()
-        control = self.control
-        assert control is not None, "a live template has its control socket (start and close set both)"
-        try:
-            send_frame(control, encode((op, payload)), fds, timeout=10)
-            return _read(control, 10)
-        except (TimeoutError, EOFError, OSError, WorkerFailure):
-            self.close()  # a template that does not answer goes, with every child it holds
-            raise WorkerFailure("the Python process that runs it died") from None
-
-    def spawn(self) -> tuple[socket.socket, int]:
-        """A fresh child: (socket to it, its pid as the template sees it)."""
-        mine, theirs = socket.socketpair()
-        listen_for_credentials(mine)  # the child's hello then tells its pid in this namespace
-        try:
-            reply = self._ask("spawn", fds=[theirs.fileno()])
-        finally:
-            theirs.close()
-        return mine, int(reply["pid"])
-
-    def kill(self, pid: int) -> None:
-        if self.alive:
-            try:
-                self._ask("kill", pid=pid)
-            except WorkerFailure:
-                pass
-
-    def close(self) -> None:
-        if self.forked is not None and self.server is not None:
-            self.server.kill(self.forked)
-        end_program(self.proc, self.control)
-        self.proc, self.forked, self.control, self.begun = None, None, None, False
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        self.scratch.cleanup()
 
 
 class WorkerSession:
@@ -386,7 +101,7 @@ class WorkerSession:
         return self._send(op, timeout, fds, regions, **payload)
 
     def timed_request(self, message: bytes, timeout: float) -> tuple[dict, float]:
-        """Send a message already encoded (``wire.encode((op, payload))``: the same inputs sent to two workers
+        """Send a message already encoded (``protocol.request(op, ...)``: the same inputs sent to two workers
         are encoded once); return (reply, seconds of the child's CPU time from before the send to after the whole
         reply). ``timeout`` is wall time: a deadline, never the measure."""
         if not self.alive:
@@ -401,7 +116,7 @@ class WorkerSession:
             raise WorkerFailure("the Python process running it died") from None
 
     def _send(self, op: str, timeout: float, fds=(), regions=(), **payload) -> tuple[dict, float]:
-        return self._exchange(encode((op, payload), regions), timeout, fds, regions)
+        return self._exchange(request(op, regions, **payload), timeout, fds, regions)
 
     def _await_reply(self, sock: socket.socket, timeout: float, cpu_from: float) -> None:
         """Wait until the child's reply starts to arrive. ``timeout`` is the child's CPU time: on a busy machine a

@@ -37,7 +37,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets import Type
 from traitlets.config import Config
 
-from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
+from graders.sandbox.protocol import CellRun, Failed, Role, encode_reply, read_request, serve_requests
+from graders.sandbox.wire import send_frame
 
 INLINE = "module://matplotlib_inline.backend_inline"  # what ipykernel sets: figures appear as outputs
 FD_FILES = {1: ".vecgrade-stdout", 2: ".vecgrade-stderr"}  # where C-level output waits for the cell's end
@@ -207,7 +208,7 @@ class Runner:
                 continue
             CELL.stream(name, data.decode("utf-8", errors="replace"))
 
-    def run(self, source: str, budget: float, limit: int) -> dict:
+    def run(self, source: str, budget: float, limit: int) -> CellRun:
         global CELL
         CELL = Outputs(limit)
         count = None
@@ -234,22 +235,20 @@ class Runner:
 def serve(sock: socket.socket) -> None:
     """Answer ``run`` requests on ``sock`` until the grader closes it."""
     runner = Runner()
-    send_frame(sock, encode({"ready": True}))
-    while True:
-        try:
-            data, fds = recv_frame_with_fds(sock)
-        except (EOFError, OSError):
-            return
+    send_frame(sock, encode_reply({"ready": True}))
+
+    def respond(data: bytes, fds: list[int]) -> bytes:
         for fd in fds:
             os.close(fd)
         try:
-            op, payload = decode(data)
-            if op != "run":
-                raise LookupError(f"unknown request {op!r}")
-            reply = runner.run(str(payload["source"]), float(payload["budget"]), int(payload["limit"]))
+            payload = read_request(data, Role.SHELL).payload  # its one op: run
+            reply: CellRun | Failed = runner.run(str(payload["source"]), float(payload["budget"]),
+                                                 int(payload["limit"]))
         except BaseException as exc:  # noqa: BLE001 - report, never die on a request
             reply = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-        send_frame(sock, encode(reply))
+        return encode_reply(reply)
+
+    serve_requests(sock, respond)
 
 
 def warm_up() -> None:

@@ -9,6 +9,7 @@ well-formed nbformat outputs are kept.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import subprocess
@@ -20,8 +21,10 @@ import nbformat
 from nbformat import NotebookNode
 
 from graders.model.errors import VecgradeError
-from graders.sandbox.session import ForkServer, Limits, WorkerFailure, end_program, process_env
-from graders.sandbox.wire import WireError, decode, encode, recv_frame, send_frame
+from graders.sandbox.protocol import Op, request
+from graders.sandbox.session import ForkServer, WorkerFailure, end_program
+from graders.sandbox.spec import Limits, Where, environment
+from graders.sandbox.wire import WireError, decode, recv_frame, send_frame
 
 GRACE = 5.0  # seconds a shell has, past a cell's budget, to give up the cell after its own interrupt
 MAX_REPLY_BYTES = 64 * 1024 * 1024
@@ -124,8 +127,8 @@ class ShellSession:
         mine, theirs = socket.socketpair()
         try:
             if confined and os.geteuid() == 0:
-                jail = self.sandbox.jail_args(self.scratch, cwd=self.work, uid=uid)
-                jail += [f"--env={k}={v}" for k, v in self.env.items()]
+                jail = self.sandbox.jail_spec(self.scratch, cwd=self.work, uid=uid)
+                jail = dataclasses.replace(jail, env=(*jail.env, *(f"{k}={v}" for k, v in self.env.items())))
                 try:
                     server = ForkServer.shared()
                     self.forked = (server, server.fork_shell(theirs, jail))
@@ -149,7 +152,7 @@ class ShellSession:
         command = [sys.executable, "-m", "graders.sandbox.shell", str(theirs.fileno())]
         if confined:
             command = self.sandbox.wrap(command, scratch=self.scratch, cwd=self.work, uid=uid)
-        env = {**process_env(self.scratch), **self.env}
+        env = {**environment(Where.OUTSIDE, self.scratch), **self.env}
         return subprocess.Popen(command, pass_fds=[theirs.fileno()], cwd=self.work, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True, preexec_fn=None if confined else self.limits.apply)
@@ -178,7 +181,7 @@ class ShellSession:
         assert sock is not None, "start sets the socket or raises"
         started = time.monotonic()
         try:
-            send_frame(sock, encode(("run", {"source": source, "budget": budget, "limit": limit})), timeout=10)
+            send_frame(sock, request(Op.RUN, source=source, budget=budget, limit=limit), timeout=10)
             reply = decode(recv_frame(sock, started + budget + GRACE, MAX_REPLY_BYTES))
         except (TimeoutError, EOFError, OSError, WireError):
             self.close()

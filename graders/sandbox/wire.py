@@ -128,16 +128,52 @@ class Opaque(str):
     """Stands for a value that is not data (a function, a module, a custom object)."""
 
 
+MAX_DEPTH = 100  # containers inside containers a message may nest; deeper is malformed (bounds the reader's stack)
+MAX_CALLS = 1 << 14  # calls one message may claim in all; far above any timed request (checks.timing.MAX_K)
+_ERRORS = (struct.error, ValueError, TypeError, KeyError, IndexError, RuntimeError, OverflowError)
+
+
+def decode(data: bytes, regions=()):
+    """The value ``encode`` made of ``data``, with tensors over ``regions`` (this side's own mappings).
+
+    Every malformed message -- truncated, oversized counts, wrong types, nesting past ``MAX_DEPTH``, tensors
+    that reach outside their buffer -- raises ``WireError`` and nothing else, in time and memory bounded by
+    ``len(data)``: a tensor is a view of the message's bytes or of a shared region, never a copy; each
+    buffer backs one tensor or one column (as ``encode`` writes them), so a short header cannot fan one
+    buffer out into millions of views; the calls of a whole message count against one ``MAX_CALLS``.
+    """
+    try:
+        reader = _Reader(data, regions)
+        return reader.value(reader.root, 0)
+    except WireError:
+        raise
+    except _ERRORS as exc:  # RecursionError (the JSON parser's own bound) is a RuntimeError
+        raise WireError(f"malformed message: {type(exc).__name__}: {exc}"[:200]) from None
+
+
+def _count(v, limit: int | None = None) -> int:
+    """``v`` when it is a plain int in ``[0, limit]`` (bools, floats and strings are malformed)."""
+    if type(v) is not int or v < 0 or limit is not None and v > limit:
+        raise WireError(f"malformed count {v!r}"[:80])
+    return v
+
+
+def _shape(v) -> tuple[int, ...]:
+    if type(v) is not list or not all(type(n) is int for n in v):
+        raise WireError("malformed shape")
+    return tuple(v)
+
+
 def _view(x: dict, regions) -> torch.Tensor:
     """A tensor over the reader's OWN mapping of a shared region, after checking it fits inside."""
-    dtype = _DTYPES.get(x["dtype"])
-    i, offset = int(x["__view"]), int(x["byte_offset"])
-    if dtype is None or not 0 <= i < len(regions):
+    dtype = _DTYPES.get(x["dtype"]) if isinstance(x["dtype"], str) else None
+    i, offset = _count(x["__view"]), _count(x["byte_offset"])
+    if dtype is None or not i < len(regions):
         raise WireError("malformed shared view")
     base = regions[i]
     size = dtype.itemsize
-    size_, stride = tuple(int(v) for v in x["size"]), tuple(int(v) for v in x["stride"])
-    if offset < 0 or offset % size or base.numel() % size or min(stride, default=0) < 0 or min(size_, default=0) < 0 \
+    size_, stride = _shape(x["size"]), _shape(x["stride"])
+    if offset % size or base.numel() % size or min(stride, default=0) < 0 or min(size_, default=0) < 0 \
             or len(size_) != len(stride):
         raise WireError("malformed shared view")
     reach = 1 + sum((n - 1) * st for n, st in zip(size_, stride, strict=True)) if all(size_) else 0
@@ -147,69 +183,84 @@ def _view(x: dict, regions) -> torch.Tensor:
     return base.view(dtype).as_strided(size_, stride, offset // size)
 
 
-def decode(data: bytes, regions=()):
-    try:
+class _Reader:
+    """One message split into its JSON header (``root``) and its buffers, with the regions its views may
+    use; ``value`` rebuilds one header node."""
+
+    def __init__(self, data: bytes, regions) -> None:
         hlen, nbuf = struct.unpack_from("<II", data, 0)
-        pos = 8
-        header = json.loads(data[pos:pos + hlen])
-        pos += hlen
+        self.root = json.loads(data[8:8 + hlen])
+        pos = 8 + hlen
         lengths = struct.unpack_from(f"<{nbuf}Q", data, pos)
         pos += 8 * nbuf
-        buffers = []
+        if pos + sum(lengths) > len(data):
+            raise WireError("buffers past the end of the message")
+        self.buffers: list[bytearray] = []
         for n in lengths:
-            buffers.append(bytearray(data[pos:pos + n]))
+            self.buffers.append(bytearray(data[pos:pos + n]))
             pos += n
-    except (struct.error, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise WireError(f"malformed message: {exc}") from None
+        self.regions = regions
+        self.used: set[int] = set()
+        self.calls_left = MAX_CALLS
 
-    def column(spec, n: int) -> list:
-        if "__each" in spec:
-            values = [dec(v) for v in spec["__each"]]
-            if len(values) != n:
-                raise WireError("malformed calls")
-            return values
-        dtype = _DTYPES.get(spec["dtype"])
-        if dtype is None:
-            raise WireError(f"unknown dtype {spec['dtype']!r}")
-        flat = torch.frombuffer(buffers[spec["__stack"]], dtype=torch.uint8).view(dtype)
-        size, stride = tuple(spec["size"]), tuple(spec["stride"])
-        offset, extent = int(spec["offset"]), int(spec["extent"])
-        if extent <= 0 or flat.numel() != n * extent:
-            raise WireError("malformed calls")
-        return [flat.as_strided(size, stride, i * extent + offset) for i in range(n)]
-
-    def dec(x):
+    def value(self, x, depth: int):
+        if depth > MAX_DEPTH:
+            raise WireError(f"nested deeper than {MAX_DEPTH}")
         if isinstance(x, list):
-            return [dec(v) for v in x]
+            return [self.value(v, depth + 1) for v in x]
         if not isinstance(x, dict):
             return x
         if "__calls" in x:
-            n = int(x["__calls"])
-            args = [column(spec, n) for spec in x["args"]]
-            kwargs = [(str(k), column(spec, n)) for k, spec in x["kwargs"]]
-            return [(tuple(a[i] for a in args), {k: v[i] for k, v in kwargs}) for i in range(n)]
+            return self.calls(x, depth)
         if "__t" in x:
-            dtype = _DTYPES.get(x["dtype"])
-            if dtype is None:
-                raise WireError(f"unknown dtype {x['dtype']!r}")
-            raw = buffers[x["__t"]]
-            flat = torch.frombuffer(raw, dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
-            flat = flat.view(dtype)
-            return flat.as_strided(tuple(x["size"]), tuple(x["stride"]), int(x.get("offset", 0)))
+            return self.tensor(x)
         if "__view" in x:
-            return _view(x, regions)
+            return _view(x, self.regions)
         if "__tuple" in x:
-            return tuple(dec(v) for v in x["__tuple"])
+            return tuple(self.value(v, depth + 1) for v in x["__tuple"])
         if "__dict" in x:
-            return {k: dec(v) for k, v in x["__dict"]}
+            return {k: self.value(v, depth + 1) for k, v in x["__dict"]}
         if "__kind" in x:
             return Opaque(str(x["__kind"]))
         raise WireError("malformed message")
 
-    try:
-        return dec(header)
-    except (RuntimeError, IndexError, KeyError, TypeError) as exc:
-        raise WireError(f"malformed tensor: {exc}") from None
+    def buffer(self, i, dtype_name) -> torch.Tensor:
+        """Buffer ``i`` as a flat tensor of the named dtype."""
+        dtype = _DTYPES.get(dtype_name) if isinstance(dtype_name, str) else None
+        if dtype is None:
+            raise WireError(f"unknown dtype {dtype_name!r}"[:80])
+        i = _count(i, len(self.buffers) - 1)
+        if i in self.used:
+            raise WireError(f"buffer {i} used twice")
+        self.used.add(i)
+        raw = self.buffers[i]
+        flat = torch.frombuffer(raw, dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
+        return flat.view(dtype)
+
+    def tensor(self, x: dict) -> torch.Tensor:
+        flat = self.buffer(x["__t"], x["dtype"])
+        return flat.as_strided(_shape(x["size"]), _shape(x["stride"]), _count(x.get("offset", 0)))
+
+    def calls(self, x: dict, depth: int) -> list:
+        n = _count(x["__calls"], self.calls_left)
+        self.calls_left -= n
+        args = [self.column(spec, n, depth) for spec in x["args"]]
+        kwargs = [(str(k), self.column(spec, n, depth)) for k, spec in x["kwargs"]]
+        return [(tuple(a[i] for a in args), {k: v[i] for k, v in kwargs}) for i in range(n)]
+
+    def column(self, spec: dict, n: int, depth: int) -> list:
+        """One argument position of ``n`` calls: each value on its own, or ``n`` views of one stacked buffer."""
+        if "__each" in spec:
+            values = [self.value(v, depth + 1) for v in spec["__each"]]
+            if len(values) != n:
+                raise WireError("malformed calls")
+            return values
+        flat = self.buffer(spec["__stack"], spec["dtype"])
+        size, stride = _shape(spec["size"]), _shape(spec["stride"])
+        offset, extent = _count(spec["offset"]), _count(spec["extent"])
+        if extent <= 0 or flat.numel() != n * extent:
+            raise WireError("malformed calls")
+        return [flat.as_strided(size, stride, i * extent + offset) for i in range(n)]
 
 
 # -- framing: a length, then the message; the reader never waits past its deadline ------------------
@@ -221,7 +272,8 @@ def send_frame(sock: socket.socket, data: bytes, fds=(), timeout: float | None =
     sock.settimeout(timeout)
     frame = _LEN.pack(len(data)) + data
     sent = socket.send_fds(sock, [frame], list(fds)) if fds else sock.send(frame)
-    sock.sendall(memoryview(frame)[sent:])
+    if sent < len(frame):  # (an empty send to a peer that has read it all and closed would raise EPIPE)
+        sock.sendall(memoryview(frame)[sent:])
 
 
 def recv_frame(sock: socket.socket, deadline: float, max_bytes: int) -> bytes:

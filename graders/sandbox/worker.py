@@ -21,6 +21,7 @@ Everything it sends goes through ``graders.sandbox.wire``: plain data only.
 from __future__ import annotations
 import __future__
 
+import functools
 import linecache
 import mmap
 import os
@@ -33,7 +34,8 @@ import types
 
 from graders.model.errors import VecgradeError
 from graders.sandbox.exits import ProcessExit
-from graders.sandbox.wire import decode, encode, recv_frame_with_fds, send_frame
+from graders.sandbox.protocol import Killed, Op, Role, Started, dispatch, encode_reply, read_request, serve_requests
+from graders.sandbox.wire import send_frame
 
 MAX_ERROR = 300  # characters of a student's exception message that reach feedback
 HELLO = b"vecgrade"  # a child's first bytes on its socket
@@ -236,14 +238,7 @@ def _shared_regions(fds: list[int]) -> list:
 
 
 def serve(sock: socket.socket) -> None:
-    worker = Worker()
-    while True:
-        try:
-            data, fds = recv_frame_with_fds(sock)
-        except (EOFError, OSError):
-            return
-        data = _handle(worker, data, fds)
-        send_frame(sock, data)
+    serve_requests(sock, functools.partial(_handle, Worker()))
 
 
 def _handle(worker: Worker, data: bytes, fds: list[int]) -> bytes:
@@ -252,15 +247,12 @@ def _handle(worker: Worker, data: bytes, fds: list[int]) -> bytes:
     regions = []
     try:
         regions = _shared_regions(fds)
-        op, payload = decode(data, regions)
-        if op not in ("load_cell", "load_module", "call", "bench", "count"):
-            raise LookupError(f"unknown request {op!r}")
-        reply = {"ok": getattr(worker, op)(**payload)}
-        return encode(reply, regions)
+        asked = read_request(data, Role.CHILD, regions)
+        return encode_reply({"ok": getattr(worker, asked.op.value)(**asked.payload)}, regions)
     except NotPlain as exc:
-        return encode({"refused": str(exc)})
+        return encode_reply({"refused": str(exc)})
     except BaseException as exc:  # noqa: BLE001 - report, never die on a student's error
-        return encode({"error": _error_text(exc)})
+        return encode_reply({"error": _error_text(exc)})
 
 
 # -- the template ------------------------------------------------------------------------------------
@@ -306,29 +298,25 @@ def template(control: socket.socket) -> None:
     """Fork a child per ``spawn`` request (its socket arrives with the request); kill one on ``kill``."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     _quiet_display()
-    while True:
+
+    def spawn(payload: dict, fds: list[int]) -> Started | None:
+        if len(fds) != 1:
+            return None
+        pid = os.fork()
+        if pid == 0:
+            control.close()
+            _child(fds[0])
+        os.close(fds[0])
+        return {"pid": pid}
+
+    def kill(payload: dict, fds: list[int]) -> Killed:
         try:
-            data, fds = recv_frame_with_fds(control)
-        except (EOFError, OSError):
-            return
-        op, payload = decode(data)
-        if op == "spawn" and len(fds) == 1:
-            pid = os.fork()
-            if pid == 0:
-                control.close()
-                _child(fds[0])
-            os.close(fds[0])
-            send_frame(control, encode({"pid": pid}))
-        elif op == "kill":
-            try:
-                os.kill(int(payload["pid"]), signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            send_frame(control, encode({"killed": True}))
-        else:
-            for fd in fds:
-                os.close(fd)
-            send_frame(control, encode({"error": "unknown request"}))
+            os.kill(int(payload["pid"]), signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        return {"killed": True}
+
+    serve_requests(control, dispatch(Role.TEMPLATE, {Op.SPAWN: spawn, Op.KILL: kill}))
 
 
 def warm_start(*warm_ups) -> socket.socket:
@@ -342,7 +330,7 @@ def warm_start(*warm_ups) -> socket.socket:
     _warm_up()
     for warm_up in warm_ups:
         warm_up()
-    send_frame(control, encode({"ready": time.perf_counter() - start}))
+    send_frame(control, encode_reply({"ready": time.perf_counter() - start}))
     return control
 
 
