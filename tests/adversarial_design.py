@@ -155,9 +155,10 @@ DESIGN_CASES: list = [
          extra=["for _ in range(24):\n    print('y' * 1_000_000)\n"]),
     Case("slow_scratch_cells", "three scratch cells sleep 1 s each; the answer is right", REF, FULL,
          extra=["import time\ntime.sleep(1)\n"] * 3),
-    Case("spin_on_large_inputs", "never returns on benchmark-sized inputs",
+    Case("spin_on_large_inputs", "never returns on benchmark-sized inputs: \"correct\" times out on its case at "
+         "the benchmark size, and gates the rest",
          "def batch_outer(a):\n    while a.shape[0] > 20:\n        pass\n    return a[:, :, None] * a[:, None, :]\n",
-         CORRECT_ONLY),
+         NOTHING),
     # E. leaks and escapes
     Case("symlink_in_submission", "a symlink to the gradebook next to the notebook in submitted/", REF, None,
          link="../../../gradebook.db"),
