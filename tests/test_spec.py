@@ -50,7 +50,10 @@ def test_anything_but_a_spec_is_refused(data):
 def test_the_sandbox_renders_its_spec_as_the_jails_options(tmp_path):
     box = Sandbox(memory_mb=1000, hide=[str(tmp_path / "hidden")])
     spec = box.jail_spec(str(tmp_path), uid=200_000)
-    assert spec.memory_mb == 1000 and spec.home == spec.cwd == str(tmp_path) and spec.expose_rw == (str(tmp_path),)
+    # memory_mb is the student's work on top of torch's footprint: the cgroup adds torch's resident memory, the
+    # address space torch's address space (graders.sandbox.footprint)
+    assert spec.memory_mb == box.group_mb() >= 1000 and spec.address_mb == box.address_mb() > spec.memory_mb
+    assert spec.home == spec.cwd == str(tmp_path) and spec.expose_rw == (str(tmp_path),)
     assert os.path.realpath(tmp_path / "hidden") in spec.hide and spec.uid == 200_000
     args = box.jail_args(str(tmp_path), uid=200_000)
     assert jail.spec_of(jail.parser().parse_args([*args, "--", "true"])) == spec
