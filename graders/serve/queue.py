@@ -53,18 +53,10 @@ def queue_status(course: Course, assignments: list[str], now: float | None = Non
         out = {name: QueueStatus(name) for name in assignments}
         for e in ledger.current(assignments, since=now - HOUR):
             s = out[e.assignment]
-            if e.state == QUEUED:
-                s.waiting.append(e)
-            elif e.state == GRADING:
-                s.grading.append(e)
-            elif e.state == GRADED:
-                s.graded_last_hour.append(e)
-            elif e.state == SUPERSEDED:
-                s.superseded_last_hour.append(e)
-            elif e.state == LATE:
-                s.late.append(e)
-            elif e.state == REFUSED:
-                s.refused.append(e)
+            column = {QUEUED: s.waiting, GRADING: s.grading, GRADED: s.graded_last_hour,
+                      SUPERSEDED: s.superseded_last_hour, LATE: s.late, REFUSED: s.refused}.get(e.state)
+            if column is not None:
+                column.append(e)
         return list(out.values())
     finally:
         ledger.close()
