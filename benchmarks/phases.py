@@ -96,8 +96,7 @@ def install() -> None:
     coordinator.Engine.__init__ = engine_init  # type: ignore[method-assign]
     timer(coordinator.Engine, "preflight", "preflight")
     timer(coordinator.Engine, "measure_references", "references")
-    if hasattr(coordinator.Engine, "_before_the_first"):  # the two at once
-        timer(coordinator.Engine, "_before_the_first", "preflight+references")
+    timer(coordinator.Engine, "before_the_first", "preflight+references")  # the two at once
     timer(coordinator.Engine, "_prepare", "prepare", lambda self, student, d: {"who": student})
     original_record = coordinator.autograde
 
