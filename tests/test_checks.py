@@ -381,3 +381,19 @@ def test_a_failed_fast_says_how_far_off_it_is_and_what_usually_causes_it():
     ok = verdict_from_times(ex, 1.0, 100, [0.0015], [0.001], best_ref=0.001)  # control: a pass, no cause
     assert ok.passed and ok.message.startswith("fast enough: a speedup of 666.7x") and "usually" not in ok.message
     assert all(len(v.message) < 400 for v in (stopped, loop, near, slower, ok))  # kept whole by the teacher's views
+
+
+def test_every_sampled_output_of_a_timed_request_is_checked_against_the_reference(broadcasting):
+    """A timed request's sampled outputs are the reference's, or "fast" fails with a wrong value (its own
+    check: an answer right on every hidden case may still be wrong on a timed input)."""
+    from graders.checks.fast import _check_outputs
+    from graders.checks.timing import draw
+
+    ex = broadcasting.exercise("batch_outer")
+    staged = draw(ex, ex.name, torch.Generator().manual_seed(5), 8)
+    right = [ex.reference(*staged.calls[i][0]) for i in staged.which]
+    assert _check_outputs(ex, staged, right) is None
+    wrong = [out.clone() for out in right]
+    wrong[-1].view(-1)[0] += 1.0  # one entry of one sampled output
+    verdict = _check_outputs(ex, staged, wrong)
+    assert verdict is not None and not verdict.passed and verdict.reason is Reason.WRONG_VALUE
