@@ -1,10 +1,7 @@
-"""The instructor's commands: user errors get one line and exit 2; status, feedback, export and the HTML
-report on a small graded class (three honest personas, a submission nbgrader cannot read, one with two
-notebooks under a formula-like folder name, and an empty notebook).
-
-An ungraded submission must never read as a 0 anywhere, and a student's folder name is never a formula.
-"""
-import csv
+"""The instructor's commands on a small graded class (three honest personas, a submission nbgrader cannot read,
+one with two notebooks under a formula-like folder name, and an empty notebook): status, feedback, export and the
+HTML report. An ungraded submission never reads as a 0, and a student's folder name is never a formula (mistakes
+without a graded class: tests/test_cli_mistakes.py)."""
 import os
 import shlex
 import shutil
@@ -15,47 +12,23 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbgrader.api import Gradebook
-from typer.testing import CliRunner
 
 from graders import KIT_ROOT
-from graders.cli import app
-from graders.course.demo import make_course, submit_class
+from graders.course.demo import submit_class
 from graders.course.export import MAX_ROW
 from graders.course.grade import UNGRADED, grade_class
 from graders.course.observed import GATED, SLOT, read_verdicts
 from graders.course.personas import load_roster
 from graders.model.csvsafe import read_rows, write_rows
-from graders.model.exercise import PARTS
-from graders.model.exits import ExitCode
 
 from tests.testkit import generated_course
+from tests.testkit.cli import assert_user_error, csv_cells, csv_rows, status_row, vecgrade
 
-runner = CliRunner()
 CLASS = ("ada", "bob", "gus")  # vectorized / loops / untouched
 BROKEN = "zed"                 # a file that is not a notebook: nbgrader cannot grade it
 TWO = '=HYPERLINK("evil.example","full marks")'  # two notebooks, in a folder named like a spreadsheet formula
 EMPTY = "emp"                  # a valid notebook without cells
 REFUSED = (BROKEN, TWO, EMPTY)
-
-
-def vecgrade(*args):
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def assert_user_error(result, *words):
-    """Exit 2, one line on stderr naming the problem, no traceback."""
-    assert result.exit_code == ExitCode.USAGE_ERROR, result.output
-    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in result.output, result.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
-
-
-@pytest.fixture(scope="module")
-def fresh(tmp_path_factory):
-    """A course that was never graded."""
-    return make_course(tmp_path_factory.mktemp("fresh") / "course")
 
 
 @pytest.fixture(scope="module")
@@ -79,126 +52,6 @@ def graded(tmp_path_factory, broadcasting):
         gb.update_or_create_student("ada", first_name="Ada", last_name="Lovelace", email="ada@example.org")
     return course
 
-
-# --- failing well: no gradebook needed ---------------------------------------------------------------
-
-def test_version():
-    result = vecgrade("--version")
-    assert result.exit_code == 0 and result.output.startswith("vecgrade ")
-
-
-def test_unknown_assignment_lists_the_valid_ones(fresh):
-    assert_user_error(vecgrade("report", "nosuch", "-c", fresh.root), "nosuch", "broadcasting, ")
-    assert_user_error(vecgrade("status", "nosuch", "-c", fresh.root), "nosuch", "broadcasting")
-    assert_user_error(vecgrade("grade", "nosuch", "-c", fresh.root), "nosuch", "broadcasting")
-    assert_user_error(vecgrade("feedback", "nosuch", "-c", fresh.root), "nosuch", "broadcasting")
-
-
-def test_unknown_exercise_or_format_lists_the_valid_ones(fresh):
-    assert_user_error(vecgrade("validate", "broadcasting", "-e", "nosuch", "-c", fresh.root),
-                      "nosuch", "batch_outer")
-    assert_user_error(vecgrade("validate", "broadcasting", "--format", "html", "-c", fresh.root),
-                      "html", "markdown", "csv")
-
-
-def test_not_a_course_folder(tmp_path, fresh, monkeypatch):
-    fix = "; cd into the course folder or pass --course/-c DIR"
-    assert_user_error(vecgrade("report", "broadcasting", "-c", tmp_path), "nbgrader_config.py", fix)
-    assert_user_error(vecgrade("status", "-c", tmp_path / "missing"), "not a course", fix)
-    assert_user_error(vecgrade("grade", "broadcasting", "-c", tmp_path), "nbgrader_config.py", fix)
-    monkeypatch.chdir(tmp_path)  # the default course is the working folder
-    assert_user_error(vecgrade("status"), f"{tmp_path.resolve()} has no nbgrader_config.py: not a course directory{fix}")
-    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")  # nbgrader's, not vecgrade's
-    assert_user_error(vecgrade("status"), "has no assignments/ folder: not a vecgrade course", fix)
-    monkeypatch.chdir(fresh.root)
-    assert vecgrade("status").exit_code == 0  # control: in the course folder
-
-
-def test_report_without_gradebook_creates_none(fresh):
-    assert_user_error(vecgrade("report", "broadcasting", "-c", fresh.root), "no gradebook")
-    assert_user_error(vecgrade("export", "-c", fresh.root, "--to", fresh.root / "g.csv"), "no gradebook")
-    assert not (fresh.root / "gradebook.db").exists()
-
-
-def test_grade_without_submissions_says_where_they_go(fresh):
-    assert not (fresh.root / "submitted").exists()
-    assert_user_error(vecgrade("grade", "broadcasting", "-c", fresh.root), "no submissions in submitted/*/broadcasting/")
-
-
-def test_grade_without_the_assignment_in_the_gradebook_names_the_fix(tmp_path):
-    course = make_course(tmp_path / "course")
-    notebook = course.root / "submitted" / "ada" / "broadcasting" / "broadcasting.ipynb"
-    notebook.parent.mkdir(parents=True)
-    nbformat.write(nbformat.v4.new_notebook(), notebook)
-    fix = "nbgrader generate_assignment broadcasting --force"
-    # no gradebook at all (deleted, or a move to PostgreSQL): nothing is created, nothing is graded
-    assert_user_error(vecgrade("grade", "broadcasting", "-c", course.root),
-                      "the gradebook has no assignment 'broadcasting'", fix)
-    assert not (course.root / "gradebook.db").exists()
-    with course.api(), Gradebook(course.db_url):  # an empty gradebook (nbgrader's API puts alembic on PATH)
-        pass
-    assert_user_error(vecgrade("grade", "broadcasting", "-c", course.root),
-                      "the gradebook has no assignment 'broadcasting'", fix)
-    assert not (course.root / "autograded").exists()
-
-
-def test_demo_mistakes_are_one_line_and_touch_nothing(tmp_path):
-    assert_user_error(vecgrade("demo", "--dir", tmp_path / "d", "--assignment", "nosuch"), "nosuch", "broadcasting")
-    assert not (tmp_path / "d").exists()
-    (tmp_path / "mine").mkdir()
-    (tmp_path / "mine" / "notes.txt").write_text("a teacher's folder")
-    assert_user_error(vecgrade("demo", "--dir", tmp_path / "mine"), "not a vecgrade demo")
-    assert (tmp_path / "mine" / "notes.txt").exists()
-
-
-def test_a_demo_class_missing_an_entry_stops_before_the_folder_is_made(tmp_path, monkeypatch):
-    from graders.course import demo
-    kit = tmp_path / "kit"
-    for folder in ("assignments", "demo"):
-        shutil.copytree(KIT_ROOT / folder, kit / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(KIT_ROOT / "nbgrader_config.py", kit)
-    table = kit / "demo" / "broadcasting.py"
-    text = table.read_text()
-    assert demo.roster_problems(kit, demo.load_course(kit / "assignments")["broadcasting"]) == []  # control
-    entry = next(line for line in text.splitlines() if "torch.softmax(x, dim=1)" in line)
-    table.write_text(text.replace(entry + "\n", "", 1))  # ALTERNATIVE loses softmax_rows
-    monkeypatch.setattr(demo, "KIT_ROOT", kit)
-    result = vecgrade("demo", "--dir", tmp_path / "demo-course", "--assignment", "broadcasting")
-    assert_user_error(result, "demo/broadcasting.py: ALTERNATIVE has no entry for 'softmax_rows'")
-    assert not (tmp_path / "demo-course").exists()
-
-
-def test_demo_never_removes_the_folder_it_runs_in(tmp_path, monkeypatch):
-    course = make_course(tmp_path / "demo-course")
-    (course.root / "inside").mkdir()
-    monkeypatch.chdir(course.root / "inside")
-    assert_user_error(vecgrade("demo", "--dir", course.root), "holds the folder you are in")
-    assert (course.root / "inside").is_dir()
-
-
-def test_the_wheel_line_keeps_its_commands_whole(fresh, monkeypatch):
-    """``vecgrade[lab]`` is text, not rich markup, and the line is not wrapped inside a command."""
-    from graders.course import wheel
-    from graders.student import install
-    monkeypatch.setattr(wheel, "build_wheel", lambda out: out / install.WHEEL)  # the line, without pip's minute
-    result = vecgrade("build", "--wheel", "--check", "-c", fresh.root)
-    line = next(line for line in result.stdout.splitlines() if line.startswith("wrote dist/"))
-    assert f"`{install.FROM_WHEEL}`" in line and f"`{install.LAB}`" in line and "vecgrade[lab]" in install.LAB
-    assert "[lab]" in line and len(line) > 160, line  # longer than the console: kept on one line
-
-
-def test_status_of_a_fresh_course(fresh):
-    result = vecgrade("status", "-c", fresh.root)
-    assert result.exit_code == 0 and "broadcasting" in result.output and "detection" in result.output
-    assert "nothing graded yet" in result.output and not (fresh.root / "gradebook.db").exists()
-
-
-def test_feedback_before_grading(fresh):
-    assert_user_error(vecgrade("feedback", "broadcasting", "-c", fresh.root), "nothing autograded",
-                      "vecgrade grade broadcasting")
-
-
-# --- a graded class ----------------------------------------------------------------------------------
 
 @pytest.mark.e2e
 def test_report_to_a_missing_folder(graded, tmp_path):
@@ -259,13 +112,13 @@ def test_an_empty_submission_folder_says_what_to_put_there_and_counts_only_while
         assert status_row(graded)[2:5] == ["7", "3", "4"]  # submitted, graded, ungraded: nob counts
         dest = tmp_path / "grades.csv"
         assert vecgrade("export", "broadcasting", "-c", graded.root, "--to", dest).exit_code == 0
-        assert "nob" in {r["student_id"] for r in _read(dest)}
+        assert "nob" in {r["student_id"] for r in csv_rows(dest)}
     finally:
         shutil.rmtree(folder.parent)
     assert status_row(graded)[2:5] == ["6", "3", "3"]  # the folder is gone: so is its row, everywhere
     assert "could not grade nob" not in vecgrade("status", "-c", graded.root).output
     assert vecgrade("export", "broadcasting", "-c", graded.root, "--to", dest).exit_code == 0
-    assert "nob" not in {r["student_id"] for r in _read(dest)}
+    assert "nob" not in {r["student_id"] for r in csv_rows(dest)}
     report = vecgrade("report", "broadcasting", "-c", graded.root)
     assert report.exit_code == 0 and "nob" not in report.output
     assert "nob" in {r["student"] for r in read_rows(graded.root / UNGRADED)}  # until the next grading drops it
@@ -286,12 +139,6 @@ def test_report_csv_shows_ungraded_not_zero(graded, tmp_path):
     assert "ungraded" in result.output and f"no marks for {BROKEN}" in result.output
 
 
-def _raw(path: Path) -> list[list[str]]:
-    """The cells as a spreadsheet reads them."""
-    with open(path, newline="") as f:
-        return list(csv.reader(f))
-
-
 @pytest.mark.e2e
 def test_no_csv_cell_starts_a_formula(graded, tmp_path):
     """A student's folder name reaches every CSV vecgrade writes, marked as text."""
@@ -299,7 +146,7 @@ def test_no_csv_cell_starts_a_formula(graded, tmp_path):
     assert vecgrade("report", "broadcasting", "-c", graded.root, "--csv", parts).exit_code == 0
     assert vecgrade("export", "broadcasting", "-c", graded.root, "--to", grades).exit_code == 0
     for path in (parts, grades, graded.root / UNGRADED):
-        cells = [c for row in _raw(path) for c in row]
+        cells = [c for row in csv_cells(path) for c in row]
         assert "'" + TWO in cells, path  # the name is there, as text
         risky = [c for c in cells if c.startswith(("=", "+", "@", "\t", "\r")) or
                  (c.startswith("-") and not c.lstrip("-").replace(".", "", 1).isdigit())]
@@ -315,21 +162,13 @@ def test_a_negative_mark_exports_as_a_number(graded, tmp_path):
     try:
         dest = tmp_path / "grades.csv"
         assert vecgrade("export", "broadcasting", "-c", graded.root, "--to", dest).exit_code == 0
-        header, *rows = _raw(dest)
+        header, *rows = csv_cells(dest)
         bob = dict(zip(header, next(r for r in rows if r[0] == "bob"), strict=True))
         assert bob["broadcasting/batch_outer_fast"] == "-0.5" and float(bob["broadcasting total"]) == 7.5
     finally:
         with Gradebook(graded.db_url) as gb:
             gb.find_grade("batch_outer_fast", "broadcasting", "broadcasting", "bob").manual_score = None
             gb.db.commit()
-
-
-def status_row(course) -> list[str]:
-    """The table row of ``vecgrade status broadcasting``: the cells as text."""
-    result = vecgrade("status", "broadcasting", "-c", course.root)
-    assert result.exit_code == 0, result.output
-    row = next(line for line in result.output.splitlines() if line.startswith("│ broadcasting"))
-    return [c.strip() for c in row.split("│")[1:-1]]
 
 
 @pytest.mark.e2e
@@ -423,17 +262,12 @@ def test_the_formgrader_lists_every_submission_with_its_reason(graded):
         assert api.get_submission("broadcasting", EMPTY)["display_timestamp"].count("not graded: ") == 1
 
 
-def _read(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
 @pytest.mark.e2e
 def test_export_rows_status_and_max_points(graded, tmp_path):
     dest = tmp_path / "grades.csv"
     result = vecgrade("export", "broadcasting", "-c", graded.root, "--to", dest)
     assert result.exit_code == 0, result.output
-    rows = _read(dest)
+    rows = csv_rows(dest)
     top, people = rows[0], {r["student_id"]: r for r in rows[1:]}
     assert top["student_id"] == MAX_ROW and top["broadcasting/batch_outer_correct"] == "2"
     assert top["broadcasting total"] == "16" and top["broadcasting status"] == ""
@@ -454,7 +288,7 @@ def test_an_assignment_never_graded_is_one_line_in_report_as_in_feedback(graded,
     dest = tmp_path / "grades.csv"  # the LMS file of an assignment nobody submitted: every row "not submitted"
     result = vecgrade("export", "strides", "-c", graded.root, "--to", dest)
     assert result.exit_code == 0 and "not graded yet" not in result.output, result.output
-    assert {r["strides status"] for r in _read(dest)[1:]} == {"not submitted"}
+    assert {r["strides status"] for r in csv_rows(dest)[1:]} == {"not submitted"}
 
 
 @pytest.mark.e2e
@@ -470,7 +304,7 @@ def test_export_names_the_submissions_not_graded_yet(graded, tmp_path):
         assert result.exit_code == 0, result.output
         assert ("note: broadcasting: 1 submission(s) not graded yet, exported with empty marks (late); run "
                 "`vecgrade grade broadcasting`, then export again") in result.stdout
-        late = next(r for r in _read(dest) if r["student_id"] == "late")
+        late = next(r for r in csv_rows(dest) if r["student_id"] == "late")
         assert late["broadcasting status"] == "not graded yet" and late["broadcasting total"] == ""
     finally:
         shutil.rmtree(folder.parent)
@@ -490,7 +324,7 @@ def test_nbgrader_exporter_plugin_writes_the_same_file(graded, tmp_path):
     run = subprocess.run([str(nbgrader), "export", "--exporter=graders.course.export.PartsExportPlugin",
                           f"--to={theirs}"], cwd=graded.root, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    assert _read(theirs) == _read(ours) and len(_read(ours)) == 1 + len(CLASS) + len(REFUSED)
+    assert csv_rows(theirs) == csv_rows(ours) and len(csv_rows(ours)) == 1 + len(CLASS) + len(REFUSED)
 
 
 @pytest.mark.e2e
@@ -537,7 +371,7 @@ def test_a_changed_assignment_is_said_in_the_export_and_the_report(graded, tmp_p
         assert result.exit_code == 0 and "broadcasting changed after the class was graded" in result.output
         assert "`nbgrader generate_assignment broadcasting --force`, then `vecgrade grade broadcasting`" in " ".join(
             result.output.split())
-        assert "batch_outer_correct: 3 points when graded, 2 now" in _read(grades)[0]["broadcasting status"]
+        assert "batch_outer_correct: 3 points when graded, 2 now" in csv_rows(grades)[0]["broadcasting status"]
         result = vecgrade("report", "broadcasting", "-c", graded.root, "--html", page)
         assert result.exit_code == 0 and "changed after the class was graded" in result.output
         assert "changed after the class was graded" in page.read_text()
@@ -559,93 +393,7 @@ def test_late_submission_shows_in_status_column(graded, tmp_path):
         gb.db.commit()
     dest = tmp_path / "grades.csv"
     assert vecgrade("export", "broadcasting", "-c", graded.root, "--to", dest).exit_code == 0
-    people = {r["student_id"]: r for r in _read(dest)}
+    people = {r["student_id"]: r for r in csv_rows(dest)}
     assert people["bob"]["broadcasting status"] == "graded, late 2.0 h"
     assert people["ada"]["broadcasting status"] == "graded"
     assert people["bob"]["broadcasting total"] == "8"  # late is reported, not a penalty of ours
-
-
-def test_every_command_is_summed_up_in_one_line_of_the_help():
-    """``vecgrade --help`` lists a command by its docstring's first paragraph, keeping its line breaks."""
-    import inspect
-    for command in app.registered_commands:
-        summary = inspect.getdoc(command.callback).split("\n\n")[0]
-        assert "\n" not in summary, (command.callback.__name__, summary)
-    listed = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["--help"]).output
-    row = next(line for line in listed.splitlines() if "│ feedback" in line)
-    assert "(always forced)." in row, listed
-    assert "Students without grades are skipped and named." in " ".join(vecgrade("feedback", "--help").output.split())
-
-
-def test_a_mistake_in_the_command_line_itself_is_one_line(fresh):
-    assert_user_error(vecgrade("grade"), "Missing argument", "grade --help")
-    assert_user_error(vecgrade("grade", "broadcasting", "--bogus", "-c", fresh.root), "--bogus")
-    assert_user_error(vecgrade("grade", "broadcasting", "--jobs", "0", "-c", fresh.root), "--jobs")
-    assert_user_error(vecgrade("nosuch"), "No such command 'nosuch'")
-    result = vecgrade()
-    assert result.exit_code == 0 and "Usage" in result.output and "grade" in result.output
-
-
-@pytest.mark.parametrize("form", ["table", "markdown", "csv"])
-def test_validate_prints_each_format_and_fails_on_a_problem(fresh, monkeypatch, form):
-    """The command's wiring, on rows built from verdicts (the display itself: tests/test_validate_view.py)."""
-    from graders.course import validate
-    from graders.course.validate import Row
-    from graders.model.verdict import Reason, failed, passed
-
-    def verdicts(passes):
-        return {p: passed(p, "") if f == "p" else failed(p, Reason.WRONG_VALUE, f"fails {p}")
-                for p, f in zip(PARTS, passes, strict=True)}
-
-    def fake(assignment, seed=0, only=None, progress=None):
-        if progress is not None:
-            progress(f"{assignment.name}: the reference graded on 1 exercise(s), 1 of 1 (0 s)")
-        ex = assignment.exercise("batch_outer")
-        bad_ex = assignment.exercise("softmax_rows")
-        good = Row(assignment.name, ex, verdicts("ppp"), verdicts("pff"), verdicts("fff"),
-                   [verdicts("ppp"), verdicts("ppp")], [verdicts("pff") for _ in ex.half_loops], verdicts("pff"))
-        bad = Row(assignment.name, bad_ex, verdicts("ppf"), verdicts("pff"), verdicts("fff"),
-                  [verdicts("ppp"), verdicts("ppp")], [verdicts("pff") for _ in bad_ex.half_loops], verdicts("pff"))
-        return [good, bad] if only is None else [good]
-
-    monkeypatch.setattr(validate, "validate_assignment", fake)
-    ok = vecgrade("validate", "broadcasting", "-e", "batch_outer", "--format", form, "-c", fresh.root)
-    assert ok.exit_code == 0 and "batch_outer" in ok.stdout, ok.output
-    failing = vecgrade("validate", "broadcasting", "--format", form, "-c", fresh.root)
-    assert failing.exit_code == 1 and "softmax_rows" in failing.stdout, failing.output
-    assert "broadcasting: the reference graded on 1 exercise(s), 1 of 1" in ok.stderr  # progress, on stderr only
-    assert "graded on" not in ok.stdout
-    if form == "csv":
-        rows = list(csv.reader(failing.stdout.splitlines()))
-        assert len(rows) == 3 and rows[0][0] == "assignment" and {r[1] for r in rows[1:]} == {"batch_outer",
-                                                                                              "softmax_rows"}
-    if form == "table":
-        assert "softmax_rows: reference fails fast" in " ".join(failing.stdout.split())
-
-
-def test_demo_submissions_only_puts_the_demo_class_into_an_existing_course(tmp_path):
-    """The README's workflow has a step that makes submissions: the demo class's notebooks in submitted/ of the
-    course in --course, made from its release notebook; a course without that notebook, or an unknown assignment,
-    is one line and exit 2 with nothing written."""
-    from graders.course.build import notebook_path, write_source
-    course = make_course(tmp_path / "course")
-    broadcasting = course.assignments["broadcasting"]
-    no_release = vecgrade("demo", "--submissions-only", "-c", course.root)
-    assert_user_error(no_release, "release/broadcasting/broadcasting.ipynb does not exist",
-                      "nbgrader generate_assignment broadcasting")
-    assert not (course.root / "submitted").exists()
-    assert_user_error(vecgrade("demo", "--submissions-only", "--assignment", "nosuch", "-c", course.root),
-                      "no assignment 'nosuch'", "broadcasting")
-    release = course.root / "release" / "broadcasting" / "broadcasting.ipynb"  # as generate_assignment leaves it
-    release.parent.mkdir(parents=True)
-    shutil.copy(write_source(course.root, broadcasting), release)
-    assert notebook_path(course.root, broadcasting).exists()
-    done = vecgrade("demo", "--submissions-only", "-c", course.root)
-    assert done.exit_code == 0, done.output
-    students = [p.student for p in load_roster(KIT_ROOT, broadcasting)]
-    assert sorted(p.name for p in (course.root / "submitted").iterdir()) == sorted(students)
-    assert f"for {len(students)} simulated students" in done.stdout and "vecgrade grade broadcasting" in done.stdout
-    ada = nbformat.read(course.root / "submitted" / "ada" / "broadcasting" / "broadcasting.ipynb", as_version=4)
-    ex = broadcasting.exercises[0]
-    assert any(ex.reference_body().strip().splitlines()[-1].strip() in c.source for c in ada.cells)
-    assert not (course.root / "demo-course").exists()  # --dir is not made
