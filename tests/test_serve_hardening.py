@@ -2,10 +2,8 @@
 for the student. Each both ways: the hostile entry refused or neutralised, an honest one admitted unchanged."""
 from __future__ import annotations
 
-import io
 import logging
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -15,7 +13,6 @@ from types import SimpleNamespace
 
 import nbformat
 import pytest
-from rich.console import Console
 
 from graders.course.demo import make_course
 from graders.course.grade import record_ungraded, ungraded
@@ -24,12 +21,12 @@ from graders.engine.record import SubmissionResult
 from graders.model.csvsafe import read_rows
 from graders.model.inert import inert, is_inert
 from graders.model.verdict import Reason
-from graders.pipeline import refusals, safecopy
+from graders.pipeline import refusals
 from graders.pipeline.intake import Intake
-from graders.pipeline.safecopy import Caps, Refused, stage
+from graders.pipeline.safecopy import Caps, Refused
 from graders.sandbox import owner
 from graders.serve import admission as admission_module
-from graders.serve import pages, watcher
+from graders.serve import pages
 from graders.serve.admission import Admission
 from graders.serve.ledger import QUEUED, REFUSED, SUPERSEDED, Ledger, ledger_url
 from graders.serve.logline import outcome_line
@@ -38,172 +35,7 @@ from graders.serve.service import Service
 from graders.serve.settings import Serve
 from graders.serve.watcher import check_notebooks
 
-from tests.testkit import ROOT
-
-SOURCE = ROOT / "source" / "broadcasting" / "broadcasting.ipynb"
-TS = "2025-01-01 10:00:00 UTC"
-ME = safecopy.user_name(os.getuid())  # the entries' owner: the owner check passes for them
-# a forged log line (a folder name holds no "/": U+2215 looks like one), erase-line, a window title, a formula,
-# unicode, the longest name: its inbound folder's name is 255 bytes
-HOSTILE = ["ada\nstudent=victim assignment=broadcasting queued=0.0s grading=1.0s outcome=graded 16\u221516",
-           "bob\x1b[2K\rcy", "\x1b]0;pwned\x07dan", "+SUM(A1)", "zoë\u202eevil\u2028x\x85", "e" * 216]
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def _no_control(text: str) -> None:
-    assert not CONTROL.search(text), repr(CONTROL.search(text))
-
-
-def _printed(table, lines) -> list[str]:
-    """What ``vecgrade status`` prints (a table, then lines without markup), line by line."""
-    out = io.StringIO()
-    console = Console(file=out, width=250, force_terminal=False)
-    console.print(table)
-    for line in lines:
-        console.print(line, markup=False)
-    printed = out.getvalue().split("\n")
-    for line in printed:
-        _no_control(line)
-    return printed
-
-
-def _entry(inbound: Path, student: str = ME, stamp: str = TS, tail: str = "x") -> Path:
-    folder = inbound / f"{student}+broadcasting+{stamp}+{tail}"
-    folder.mkdir(parents=True)
-    (folder / "broadcasting.ipynb").write_text(SOURCE.read_text())
-    (folder / "submission_secret.txt").write_text(f"s3cret-{tail}")
-    os.chmod(folder, 0o777)  # nbgrader submit's last step: the entry is complete
-    return folder
-
-
-def _nest(folder: Path, depth: int, length: int) -> None:
-    """``depth`` folders inside each other, each name ``length`` characters (made through descriptors: the whole
-    path is longer than PATH_MAX)."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    for i in range(depth):
-        name = str(i % 10) * length
-        os.mkdir(name, dir_fd=fd)
-        sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-        os.close(fd)
-        fd = sub
-    os.close(fd)
-
-
-# --- stage: every cap counted before anything is copied; only what was counted is copied ---------------
-
-def test_an_honest_entry_is_staged_byte_for_byte_with_its_folders(tmp_path):
-    folder = _entry(tmp_path / "inbound")
-    (folder / "data" / "more").mkdir(parents=True)
-    (folder / "data" / "more" / "table.csv").write_bytes(b"a,b\n1,2\n")
-    stage(folder, tmp_path / "staged", ME, True, Caps(10**8))
-    assert (tmp_path / "staged" / "broadcasting.ipynb").read_text() == SOURCE.read_text()
-    assert (tmp_path / "staged" / "data" / "more" / "table.csv").read_bytes() == b"a,b\n1,2\n"
-
-
-def test_twenty_nested_folders_with_long_names_are_refused_before_any_copy(tmp_path):
-    folder = _entry(tmp_path / "inbound")
-    _nest(folder, 20, 250)
-    with pytest.raises(Refused) as found:
-        stage(folder, tmp_path / "staged", ME, True, Caps(10**8))
-    assert "too long" in str(found.value) and "\n" not in str(found.value)
-    assert not (tmp_path / "staged").exists()
-    folder2 = _entry(tmp_path / "inbound2")
-    _nest(folder2, 12, 3)  # short names, but deeper than the cap
-    with pytest.raises(Refused, match="more than 8 deep"):
-        stage(folder2, tmp_path / "staged2", ME, True, Caps(10**8))
-    _nest(_entry(tmp_path / "inbound3"), 8, 40)  # at the caps: staged
-    stage(next((tmp_path / "inbound3").iterdir()), tmp_path / "staged3", ME, True, Caps(10**8))
-
-
-def test_too_many_files_or_bytes_are_refused_before_any_copy(tmp_path):
-    folder = _entry(tmp_path / "inbound")
-    for i in range(120):
-        (folder / f"f{i}.txt").write_text("x")
-    with pytest.raises(Refused, match="more than 100 files and folders"):
-        stage(folder, tmp_path / "staged", ME, True, Caps(10**8, max_files=100))
-    assert not (tmp_path / "staged").exists()
-    stage(folder, tmp_path / "staged", ME, True, Caps(10**8, max_files=200))  # under the cap: staged
-    sparse = _entry(tmp_path / "sparse")
-    with open(sparse / "big.bin", "wb") as f:  # a sparse file: no disk used, 200 MB when copied
-        f.truncate(200 * 10**6)
-    with pytest.raises(Refused, match="larger than 100 MB"):
-        stage(sparse, tmp_path / "staged-sparse", ME, True, Caps(100 * 1024**2))
-    assert not (tmp_path / "staged-sparse").exists()
-
-
-@pytest.mark.parametrize("change", [b"grown" * 1000, None])
-def test_a_file_that_changes_between_count_and_copy_is_refused_and_never_copied_past_its_count(
-        tmp_path, monkeypatch, change):
-    folder = _entry(tmp_path / "inbound")
-    (folder / "data.bin").write_bytes(b"x" * 100)
-    survey = safecopy._survey
-
-    def then_change(*args):
-        plan = survey(*args)
-        if change is None:
-            os.truncate(folder / "data.bin", 10)
-        else:
-            with open(folder / "data.bin", "ab") as f:
-                f.write(change)
-        return plan
-
-    monkeypatch.setattr(safecopy, "_survey", then_change)
-    with pytest.raises(Refused, match="changed while it was being submitted"):
-        stage(folder, tmp_path / "staged", ME, True, Caps(10**8))
-    assert not (tmp_path / "staged").exists()
-
-
-def test_a_file_that_grows_during_the_copy_is_read_one_byte_past_its_count_at_most(tmp_path, monkeypatch):
-    """The copy asks for the counted size plus one byte, never to the end of the file."""
-    folder = _entry(tmp_path / "inbound")
-    (folder / "data.bin").write_bytes(b"x" * 10)
-    asked: list[int] = []
-    real_read = io.BufferedReader.read
-
-    class Spy(io.BufferedReader):
-        def read(self, n=-1):
-            asked.append(n)
-            if n == 11:  # the student appends while the copy runs
-                with open(folder / "data.bin", "ab") as f:
-                    f.write(b"y" * 10**6)
-            return real_read(self, n)
-
-    opened = os.fdopen
-    monkeypatch.setattr(safecopy.os, "fdopen", lambda fd, mode="r", *a, **k: Spy(io.FileIO(fd, "r"))
-                        if mode == "rb" else opened(fd, mode, *a, **k))
-    with pytest.raises(Refused, match="data.bin` changed while it was being submitted"):
-        stage(folder, tmp_path / "staged", ME, True, Caps(10**8))
-    assert -1 not in asked and max(asked) <= 10**6 + 1
-
-
-# --- notebook cells: counted on the JSON, before nbformat validates -------------------------------------
-
-def test_a_notebook_over_max_cells_is_refused_before_nbformat_reads_it(tmp_path, monkeypatch):
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1") for _ in range(51)])
-    (tmp_path / "broadcasting.ipynb").write_text(nbformat.writes(nb))
-
-    def never(*a, **k):
-        raise AssertionError("nbformat read a notebook over the cap")
-
-    monkeypatch.setattr(watcher.nbformat, "reads", never)
-    with pytest.raises(Refused, match="holds more than 50 cells: delete the cells you do not need"):
-        check_notebooks(tmp_path, ["broadcasting"], max_cells=50)
-    monkeypatch.undo()
-    assert check_notebooks(tmp_path, ["broadcasting"], max_cells=51) == ["broadcasting"]
-
-
-def test_the_service_caps_are_the_intakes_one_source_for_each_number(tmp_path):
-    course = make_course(tmp_path / "course")
-    (course.root / "exchange" / "vecgrade" / "inbound").mkdir(parents=True)
-    service = Service(course, ["broadcasting"])
-    try:
-        intake = Intake(config=service.config)
-        caps = service.admission.caps
-        assert (caps.max_cells, caps.max_files) == (intake.max_cells, intake.max_files)
-        assert caps.max_bytes <= intake.max_bytes
-    finally:
-        service.close()
-
+from tests.testkit.exchange import HOSTILE, ME, SOURCE, TS, make_entry, make_nest, no_control, printed_lines
 
 # --- admission: one entry never stops the others or the service ----------------------------------------
 
@@ -224,9 +56,9 @@ def admission(tmp_path, monkeypatch):
 
 
 def test_a_folder_that_would_crash_staging_is_refused_and_the_next_entry_admitted(admission, caplog):
-    bad = _entry(admission.inbound, tail="a")
-    _nest(bad, 20, 250)
-    good = _entry(admission.inbound, tail="b")
+    bad = make_entry(admission.inbound, tail="a")
+    make_nest(bad, 20, 250)
+    good = make_entry(admission.inbound, tail="b")
     with caplog.at_level(logging.INFO, "vecgrade.serve"):
         admission.admit_new()
     refused, queued = admission.ledger.get(bad.name), admission.ledger.get(good.name)
@@ -238,7 +70,7 @@ def test_a_folder_that_would_crash_staging_is_refused_and_the_next_entry_admitte
 
 
 def test_any_error_while_admitting_one_entry_is_its_refusal_in_one_line(admission, monkeypatch):
-    bad, good = _entry(admission.inbound, tail="a"), _entry(admission.inbound, tail="b")
+    bad, good = make_entry(admission.inbound, tail="a"), make_entry(admission.inbound, tail="b")
     real = admission_module.stage
 
     def broken(source, *args):
@@ -255,7 +87,7 @@ def test_any_error_while_admitting_one_entry_is_its_refusal_in_one_line(admissio
 
 
 def test_a_refusal_that_cannot_even_be_recorded_is_tried_again_later(admission, monkeypatch):
-    bad = _entry(admission.inbound, tail="a")
+    bad = make_entry(admission.inbound, tail="a")
     monkeypatch.setattr(admission_module, "stage", lambda *a: (_ for _ in ()).throw(RuntimeError("boom")))
     add = admission.ledger.add
     monkeypatch.setattr(admission.ledger, "add", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("db down")))
@@ -271,27 +103,27 @@ def test_a_refusal_that_cannot_even_be_recorded_is_tried_again_later(admission, 
 
 def test_an_entry_name_that_is_not_utf8_is_skipped_and_the_next_admitted(admission):
     os.mkdir(os.fsencode(admission.inbound) + b"/ada\xff+broadcasting+" + TS.encode() + b"+x")
-    good = _entry(admission.inbound, tail="b")
+    good = make_entry(admission.inbound, tail="b")
     admission.admit_new()
     admission.admit_new()
     assert admission.ledger.known() == {good.name} and admission.ledger.get(good.name).state == QUEUED
 
 
 def test_a_refusals_page_is_bounded_whatever_the_entry_holds(admission):
-    folder = _entry(admission.inbound, tail="many")
+    folder = make_entry(admission.inbound, tail="many")
     for i in range(300):
         (folder / f"n{i:03}.ipynb").write_text("{}")
     admission.admit_new()
     assert admission.ledger.get(folder.name).state == REFUSED  # more than 100 files
     assert len(list((admission.exchange / "feedback").iterdir())) == admission_module.PAGES_MAX
-    honest = _entry(admission.inbound, tail="one")
+    honest = make_entry(admission.inbound, tail="one")
     (honest / "broadcasting (1).ipynb").write_text(SOURCE.read_text())
     admission.admit_new()
     assert len(list((admission.exchange / "feedback").iterdir())) == admission_module.PAGES_MAX + 2
 
 
 def test_at_most_max_pending_submissions_of_a_student_wait(admission):
-    names = [_entry(admission.inbound, stamp=f"2025-01-01 10:0{i}:00 UTC", tail=f"t{i}").name for i in range(5)]
+    names = [make_entry(admission.inbound, stamp=f"2025-01-01 10:0{i}:00 UTC", tail=f"t{i}").name for i in range(5)]
     admission.admit_new()
     states = [admission.ledger.get(n).state for n in names]
     assert states == [QUEUED] * 3 + [REFUSED] * 2
@@ -299,7 +131,7 @@ def test_at_most_max_pending_submissions_of_a_student_wait(admission):
     assert reason.startswith("you already have 3 submissions waiting to be graded") and "submit again once" in reason
     assert not (admission.staging / names[3]).exists() and (admission.staging / names[0]).is_dir()
     admission.ledger.finish(names[0], SUPERSEDED)  # one left the queue: the student may submit again
-    later = _entry(admission.inbound, stamp="2025-01-01 11:00:00 UTC", tail="later")
+    later = make_entry(admission.inbound, stamp="2025-01-01 11:00:00 UTC", tail="later")
     admission.admit_new()
     assert admission.ledger.get(later.name).state == QUEUED
 
@@ -309,7 +141,7 @@ def test_max_pending_is_a_documented_setting():
 
 
 def test_queued_time_counts_from_the_first_scan_that_listed_the_entry(admission):
-    folder = _entry(admission.inbound)
+    folder = make_entry(admission.inbound)
     os.chmod(folder, 0o755)  # nbgrader submit still writing: not judged yet
     admission.now[0] = first = time.time() - 30
     admission.admit_new()
@@ -333,7 +165,7 @@ def test_a_staged_copy_is_removed_when_its_entry_ends(tmp_path, monkeypatch):
     monkeypatch.setattr(admission_module, "known_notebooks", lambda db_url, a: {"broadcasting"})
     monkeypatch.setattr(admission_module, "due_date", lambda course, a, s: None)
     try:
-        kept, ended = _entry(inbound, tail="kept"), _entry(inbound, tail="ended")
+        kept, ended = make_entry(inbound, tail="kept"), make_entry(inbound, tail="ended")
         service.admission.admit_new()
         assert (service.staging / kept.name).is_dir() and (service.staging / ended.name).is_dir()
         service._finish_ungraded(service.ledger.get(ended.name), SUPERSEDED, "a later one was graded")
@@ -372,7 +204,7 @@ def test_a_killed_services_staged_copies_are_removed_at_the_next_start_and_nothi
 @pytest.mark.parametrize("text", HOSTILE)
 def test_inert_leaves_one_visible_line(text):
     shown = inert(text)
-    _no_control(shown)
+    no_control(shown)
     assert is_inert(shown) and "\n" not in shown
 
 
@@ -387,10 +219,10 @@ def test_every_output_with_a_hostile_name_holds_no_control_character(tmp_path, c
     for i, name in enumerate(HOSTILE):
         entry = f"{name}+broadcasting+{TS}+{i}"
         ledger.add(entry, name, "broadcasting", TS, name, REFUSED, f"`{name}.ipynb` is not a notebook")
-        _no_control(outcome_line(ledger.get(entry)))
+        no_control(outcome_line(ledger.get(entry)))
         ledger.add(f"w{i}", name, "broadcasting", TS, name)
     ledger.close()
-    printed = _printed(*queue_table(course, ["broadcasting"]))
+    printed = printed_lines(*queue_table(course, ["broadcasting"]))
     assert any("refused ada\\nstudent=victim" in line for line in printed)
     assert not any(line.startswith("student=victim") for line in printed)
     # ungraded.csv and vecgrade status
@@ -401,17 +233,17 @@ def test_every_output_with_a_hostile_name_holds_no_control_character(tmp_path, c
     with open(course.root / "ungraded.csv", newline="") as f:
         written = f.read()
     for row in written.split("\r\n"):
-        _no_control(row)
+        no_control(row)
     assert set(ungraded(course, "broadcasting")) == set(HOSTILE)  # each row still finds its student
     assert {r["student"] for r in read_rows(course.root / "ungraded.csv")} == {inert(n) for n in HOSTILE}
     record_ungraded(course, "broadcasting", [SubmissionResult(n, True, 0.0) for n in HOSTILE])
     assert ungraded(course, "broadcasting") == {}  # graded later: the rows go
     record_ungraded(course, "broadcasting", [SubmissionResult(HOSTILE[0], False, 0.0, "why\x1b[2K", Reason.REFUSED)])
-    printed = _printed(*status_table(course, ["broadcasting"]))
+    printed = printed_lines(*status_table(course, ["broadcasting"]))
     assert any("could not grade ada\\nstudent=victim" in line and "why\\x1b[2K" in line for line in printed)
     # a page (HTML) and its banner
     page = pages.page(f"{HOSTILE[2]}: Not graded", f"Submission of {TS}: not graded: {HOSTILE[0]} <b>")
-    _no_control(page.replace("<!DOCTYPE html>\n", "").rstrip("\n"))
+    no_control(page.replace("<!DOCTYPE html>\n", "").rstrip("\n"))
     assert "&lt;b&gt;" in page and "\\x1b]0;pwned\\x07" in page
     honest = pages.page("broadcasting: Not graded", "Submission of zoë: +1 <b>")
     assert "Submission of zoë: +1 &lt;b&gt;" in honest
@@ -425,8 +257,8 @@ def test_admissions_log_and_page_of_a_hostile_entry_hold_no_control_character(ad
         (folder / "broadcasting.ipynb").write_text(SOURCE.read_text())
         (folder / "submission_secret.txt").write_text(f"secret{i}")
         os.chmod(folder, 0o777)
-    os.mkfifo(_entry(admission.inbound, tail="fifo") / "p\x1b[2K\nstudent=victim")  # file names, the owner's own
-    (_entry(admission.inbound, tail="copy") / "b\x1b]0;pwned\x07 (1).ipynb").write_text(SOURCE.read_text())
+    os.mkfifo(make_entry(admission.inbound, tail="fifo") / "p\x1b[2K\nstudent=victim")  # file names, the owner's own
+    (make_entry(admission.inbound, tail="copy") / "b\x1b]0;pwned\x07 (1).ipynb").write_text(SOURCE.read_text())
     with caplog.at_level(logging.INFO, "vecgrade.serve"):
         admission.admit_new()
     messages = [r.getMessage() for r in caplog.records]
@@ -435,11 +267,11 @@ def test_admissions_log_and_page_of_a_hostile_entry_hold_no_control_character(ad
     assert any("`p\\x1b[2K\\nstudent=victim`, which is not a regular file" in m for m in refused)
     assert any("remove `b\\x1b]0;pwned\\x07 (1).ipynb` and submit again" in m for m in refused)
     for m in messages:
-        _no_control(m)
+        no_control(m)
     pages_written = list((admission.exchange / "feedback").glob("*.html"))
     assert len(pages_written) >= len(HOSTILE) + 2
     for p in pages_written:
-        _no_control(p.read_text().replace("<!DOCTYPE html>\n", "").rstrip("\n"))
+        no_control(p.read_text().replace("<!DOCTYPE html>\n", "").rstrip("\n"))
 
 
 # --- pages worded for the student ------------------------------------------------------------------------------
@@ -479,7 +311,7 @@ def test_the_service_puts_the_students_words_on_the_page_and_keeps_the_teachers_
     inbound.mkdir(parents=True)
     service = Service(course, ["broadcasting"])
     try:
-        folder = _entry(inbound)
+        folder = make_entry(inbound)
         service.ledger.add(folder.name, ME, "broadcasting", TS, ME)
         service._refuse(service.ledger.get(folder.name), "EmptyNotebookError: ... then vecgrade grade broadcasting",
                         "`broadcasting.ipynb` is an empty notebook (no cells): open the notebook you worked in, "
