@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -208,3 +209,23 @@ def entries(course: Course, student: str | None = None) -> list[Entry]:
         return ledger.select(student=student)
     finally:
         ledger.close()
+
+
+def release_and_fetch(course: Course, people: dict[str, Student], assignment: str) -> None:
+    """``assignment`` released through nbgrader's API, then fetched by every student with nbgrader's own
+    ``fetch_assignment`` (four at once)."""
+    with course.api() as api:
+        assert api.release_assignment(assignment)["success"]
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda s: s.nbgrader("fetch_assignment", assignment), people.values()))
+
+
+@contextmanager
+def running(course: Course, *args: str) -> Iterator[ServiceProcess]:
+    """``vecgrade serve ARGS`` started on ``course`` (until it says it serves), and stopped afterwards."""
+    service = ServiceProcess(course, *args)
+    service.start()
+    try:
+        yield service
+    finally:
+        service.stop()

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import nbformat
 import pytest
 from nbgrader.api import Gradebook
-from serve_kit import VECGRADE, ServiceProcess, entries, students, wait_for, world_exchange
+from serve_kit import VECGRADE, entries, release_and_fetch, running, students, wait_for, world_exchange
 
 from graders import KIT_ROOT
 from graders.course.demo import deserved_marks
@@ -62,17 +62,10 @@ def world(tmp_path_factory, broadcasting):
                                                  "vecgrade") as people:
         config = f"c.Exchange.root = {str(exchange)!r}\n"
         course = generated_course(tmp_path_factory.mktemp("serve") / "course", broadcasting, extra_config=config)
-        with course.api() as api:
-            assert api.release_assignment(A)["success"]
+        release_and_fetch(course, people, A)
         _plant_verdicts(course, broadcasting, people["cy"].name)
-        with ThreadPoolExecutor(4) as pool:
-            list(pool.map(lambda s: s.nbgrader("fetch_assignment", A), people.values()))
-        service = ServiceProcess(course, "--jobs", "1")
-        service.start()
-        try:
+        with running(course, "--jobs", "1") as service:
             yield course, people, service, exchange
-        finally:
-            service.stop()
 
 
 def _release_nb(course):

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nbgrader.api import Gradebook
-from serve_kit import ServiceProcess, entries, students, wait_for, world_exchange
+from serve_kit import entries, release_and_fetch, running, students, wait_for, world_exchange
 
 from graders import KIT_ROOT
 from graders.course.demo import deserved_marks
@@ -77,18 +77,11 @@ def world(tmp_path_factory, broadcasting):
         config = (f"c.Exchange.root = {str(exchange)!r}\nc.Serve.check_owner = False\nc.Serve.min_interval = 0\n"
                   f"c.Intake.max_bytes = {MAX_BYTES}\nc.Intake.max_cells = {MAX_CELLS}\n")
         course = generated_course(tmp_path_factory.mktemp("soak") / "course", broadcasting, extra_config=config)
-        with course.api() as api:
-            assert api.release_assignment(A)["success"]
-        with ThreadPoolExecutor(4) as pool:
-            list(pool.map(lambda s: s.nbgrader("fetch_assignment", A), people.values()))
+        release_and_fetch(course, people, A)
         for name, student in people.items():
             student.answer(broadcasting, HONEST_PERSONAS[name])
-        service = ServiceProcess(course, "--jobs", "1")
-        service.start()
-        try:
+        with running(course, "--jobs", "1") as service:
             yield course, people, service, exchange
-        finally:
-            service.stop()
 
 
 class Staging:
