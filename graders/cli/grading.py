@@ -98,7 +98,6 @@ def _refresh_feedback(c, assignment: str, students: list[str]) -> None:
     say(f"feedback regenerated for {len(run.written)} student(s) who had it")
 
 
-
 @app.command()
 def feedback(assignment: str, course: Path = COURSE):
     """Regenerate the feedback HTML of every graded student of ASSIGNMENT (always forced).

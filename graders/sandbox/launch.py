@@ -145,9 +145,20 @@ def let_go() -> None:
 
 def _end_started() -> None:
     """At the starting process's exit: every server it started and still holds is ended and reaped (a claimed
-    one was stopped by its claimer, which cannot reap it)."""
+    one was stopped by its claimer, which cannot reap it). While the tokens are still here (no pool was started:
+    one process graded, or a mistake in the command stopped it first), the servers whose tokens are left were
+    never claimed and started no jail: they are ended at once, not given time to end their jails."""
     if os.getpid() != _starter:
         return
+    if _tokens is not None:
+        try:
+            unclaimed = set(os.read(_tokens, len(_early)))
+        except OSError:  # BlockingIOError: every server is claimed
+            unclaimed = set()
+        for number, launched in enumerate(_early):
+            if launched is not None and number in unclaimed:
+                launched.stop(grace=0)
+                _early[number] = None
     let_go()
     for launched in _early:
         if launched is not None:
