@@ -6,13 +6,16 @@ PY := $(VENV)/bin/python
 # build (about 5 GB). `make install TORCH_INDEX=https://download.pytorch.org/whl/cpu` installs the CPU-only build.
 TORCH_INDEX ?=
 TORCH_PIN := $(shell sed -n 's/^ *"\(torch==[^"]*\)",*$$/\1/p' pyproject.toml)
+# setuptools' editable install warns that a folder named like the package may shadow it; a newcomer cannot act on
+# that (here the only such folder is the package itself), so the notice is filtered out of `make install`
+EDITABLE_QUIET := PYTHONWARNINGS='ignore:Editable installation'
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(if $(TORCH_INDEX),$(PY) -m pip install --quiet --index-url $(TORCH_INDEX) $(TORCH_PIN))
-	$(PY) -m pip install --quiet -e '.[instructor,test,dev]'
+	$(EDITABLE_QUIET) $(PY) -m pip install --quiet -e '.[instructor,test,dev]'
 	touch $@
 
 # what test-fast leaves out, by marker (pyproject.toml describes each): nbgrader runs, browsers, timing, root

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from graders.sandbox.wire import Opaque, WireError, decode, encode
+from graders.sandbox.wire import Calls, Inbox, Opaque, WireError, decode, encode
 
 
 def test_round_trip_keeps_values_dtypes_and_strides():
@@ -74,3 +74,30 @@ def test_calls_of_mixed_layouts_still_round_trip():
     assert [a[0].stride() for a, _ in back] == [(3, 1), (1, 2), (1,)]
     with pytest.raises(WireError):  # a stacked buffer that does not hold the calls it claims
         decode(encode(Calls([((torch.zeros(2),), {})] * 3)).replace(b'"__calls": 3', b'"__calls": 4'))
+
+
+# -- a message as the worker reads it: used in place, in a buffer kept between messages ---------------------
+def _base(t: torch.Tensor) -> int:
+    return t.untyped_storage().data_ptr()
+
+
+def test_a_writable_message_is_decoded_in_place_and_a_read_only_one_is_copied():
+    calls = Calls([((torch.randn(64, 3), torch.arange(5)), {}) for _ in range(4)])
+    message = encode(calls)
+    received = bytearray(message)  # as recv_frame gives it
+    start = torch.frombuffer(received, dtype=torch.uint8).data_ptr()
+    in_place = decode(received)[0][0][0]
+    assert start <= _base(in_place) < start + len(received)  # a view of the message: no copy of the inputs
+    copied = decode(message)[0][0][0]  # bytes cannot be written: the tensor gets a copy it may write to
+    copied.add_(1)
+    assert torch.equal(copied, calls[0][0][0] + 1)
+
+
+def test_the_inbox_keeps_its_memory_for_a_message_that_fits_and_grows_for_one_that_does_not():
+    inbox = Inbox()
+    first = inbox.room(1000)
+    ptr = torch.frombuffer(first, dtype=torch.uint8).data_ptr()
+    del first
+    assert torch.frombuffer(inbox.room(800), dtype=torch.uint8).data_ptr() == ptr
+    bigger = inbox.room(5000)
+    assert len(bigger) == 5000 and torch.frombuffer(bigger, dtype=torch.uint8).data_ptr() != ptr

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict, Union
 
-from graders.sandbox.wire import WireError, decode, encode, recv_frame_with_fds, send_frame
+from graders.sandbox.wire import Inbox, Message, WireError, decode, encode, recv_frame_with_fds, send_frame
 
 PROTOCOL = 1  # raised when a request's shape or meaning changes: a process of another version refuses it
 
@@ -66,7 +66,7 @@ def request(op: str, regions=(), **payload) -> bytes:
     return encode((PROTOCOL, str(op), payload), regions)
 
 
-def read_request(data: bytes, role: Role, regions=()) -> Request:
+def read_request(data: Message, role: Role, regions=()) -> Request:
     """The request in ``data`` if ``role`` answers it; ``WireError`` otherwise (see the module's docstring)."""
     message = decode(data, regions)
     if not isinstance(message, tuple) or len(message) != 3:
@@ -128,30 +128,34 @@ def encode_reply(message: Reply, regions=()) -> bytes:
     return encode(message, regions)
 
 
-Respond = Callable[[bytes, list[int]], bytes]
+Respond = Callable[[Message, list[int]], bytes]
 Handler = Callable[[dict, list[int]], "Reply | None"]
 
 
 def serve_requests(sock: socket.socket, respond: Respond, between: Callable[[], None] | None = None) -> None:
     """The one request loop: read a request and the fds sent with it, send ``respond``'s reply, until the
-    grader closes ``sock``. ``respond`` keeps no reference to the request once it returns, so a child's
-    inputs are freed before its reply goes out (none of their cost falls into the next timed window);
+    grader closes ``sock``. Requests are read into one buffer kept between them (``wire.Inbox``: a timed request's
+    inputs land in memory already touched); ``respond`` keeps no reference to the request once it returns, so
+    a child's inputs are released before its reply goes out (none of their cost falls into the next timed window);
     ``between``: called before each wait for a request (the fork server reaps its jails there)."""
+    inbox = Inbox()
     while True:
         if between is not None:
             between()
         try:
-            data, fds = recv_frame_with_fds(sock)
+            data, fds = recv_frame_with_fds(sock, inbox=inbox)
         except (EOFError, OSError):
             return
-        send_frame(sock, respond(data, fds))
+        reply = respond(data, fds)
+        del data, fds  # the request and what views it are released now, before the reply goes out
+        send_frame(sock, reply)
 
 
 def dispatch(role: Role, handlers: Mapping[Op, Handler]) -> Respond:
     """A ``respond`` answering each of ``role``'s ops with its handler (``handler(payload, fds)``). A request
     that cannot be read, an op without a handler, or one its handler declines (None) gets ``Failed``, and
     the fds sent with it are closed; a handler that answers owns the fds."""
-    def respond(data: bytes, fds: list[int]) -> bytes:
+    def respond(data: Message, fds: list[int]) -> bytes:
         try:
             asked = read_request(data, role)
         except WireError:

@@ -38,7 +38,7 @@ from traitlets import Type
 from traitlets.config import Config
 
 from graders.sandbox.protocol import CellRun, Failed, Role, encode_reply, read_request, serve_requests
-from graders.sandbox.wire import send_frame
+from graders.sandbox.wire import Message, send_frame
 
 INLINE = "module://matplotlib_inline.backend_inline"  # what ipykernel sets: figures appear as outputs
 FD_FILES = {1: ".vecgrade-stdout", 2: ".vecgrade-stderr"}  # where C-level output waits for the cell's end
@@ -237,7 +237,7 @@ def serve(sock: socket.socket) -> None:
     runner = Runner()
     send_frame(sock, encode_reply({"ready": True}))
 
-    def respond(data: bytes, fds: list[int]) -> bytes:
+    def respond(data: Message, fds: list[int]) -> bytes:
         for fd in fds:
             os.close(fd)
         try:

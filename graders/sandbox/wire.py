@@ -35,6 +35,10 @@ class WireError(VecgradeError, ValueError):
     """A message that does not follow the format."""
 
 
+_ALIGN = 64  # where the first buffer of a message starts
+Message = bytes | bytearray | memoryview  # a message as read: decoded in place where writable
+
+
 class Calls(list):
     """The calls of one request, ``[(args, kwargs), ...]``; decoded as a plain list of the same."""
 
@@ -119,6 +123,9 @@ def encode(obj, regions=()) -> bytes:
         return {"__kind": type(x).__name__}
 
     header = json.dumps(enc(obj)).encode()
+    # trailing spaces (JSON ignores them) so that the first buffer starts 64-byte aligned in the message: the
+    # reader can then use it in place, without a copy
+    header += b" " * (-(8 + len(header) + 8 * len(buffers)) % _ALIGN)
     parts = [struct.pack("<II", len(header), len(buffers)), header]
     parts += [struct.pack("<Q", len(b)) for b in buffers]
     return b"".join(parts + buffers)
@@ -133,12 +140,13 @@ MAX_CALLS = 1 << 14  # calls one message may claim in all; far above any timed r
 _ERRORS = (struct.error, ValueError, TypeError, KeyError, IndexError, RuntimeError, OverflowError)
 
 
-def decode(data: bytes, regions=()):
+def decode(data: Message, regions=()):
     """The value ``encode`` made of ``data``, with tensors over ``regions`` (this side's own mappings).
 
     Every malformed message -- truncated, oversized counts, wrong types, nesting past ``MAX_DEPTH``, tensors
     that reach outside their buffer -- raises ``WireError`` and nothing else, in time and memory bounded by
-    ``len(data)``: a tensor is a view of the message's bytes or of a shared region, never a copy; each
+    ``len(data)``: a tensor is a view of the message's own bytes when they are writable and aligned for its
+    dtype (a message as ``recv_frame`` returns it), else of one copy of its buffer, or of a shared region; each
     buffer backs one tensor or one column (as ``encode`` writes them), so a short header cannot fan one
     buffer out into millions of views; the calls of a whole message count against one ``MAX_CALLS``.
     """
@@ -187,17 +195,18 @@ class _Reader:
     """One message split into its JSON header (``root``) and its buffers, with the regions its views may
     use; ``value`` rebuilds one header node."""
 
-    def __init__(self, data: bytes, regions) -> None:
+    def __init__(self, data: Message, regions) -> None:
         hlen, nbuf = struct.unpack_from("<II", data, 0)
-        self.root = json.loads(data[8:8 + hlen])
+        self.root = json.loads(bytes(data[8:8 + hlen]))
         pos = 8 + hlen
         lengths = struct.unpack_from(f"<{nbuf}Q", data, pos)
         pos += 8 * nbuf
         if pos + sum(lengths) > len(data):
             raise WireError("buffers past the end of the message")
-        self.buffers: list[bytearray] = []
+        self.view = memoryview(data)
+        self.spans: list[tuple[int, int]] = []  # each buffer's place in ``data``
         for n in lengths:
-            self.buffers.append(bytearray(data[pos:pos + n]))
+            self.spans.append((pos, n))
             pos += n
         self.regions = regions
         self.used: set[int] = set()
@@ -229,12 +238,18 @@ class _Reader:
         dtype = _DTYPES.get(dtype_name) if isinstance(dtype_name, str) else None
         if dtype is None:
             raise WireError(f"unknown dtype {dtype_name!r}"[:80])
-        i = _count(i, len(self.buffers) - 1)
+        i = _count(i, len(self.spans) - 1)
         if i in self.used:
             raise WireError(f"buffer {i} used twice")
         self.used.add(i)
-        raw = self.buffers[i]
-        flat = torch.frombuffer(raw, dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
+        pos, n = self.spans[i]
+        if not n:
+            return torch.empty(0, dtype=dtype)
+        raw = self.view[pos:pos + n]
+        flat = None if raw.readonly else torch.frombuffer(raw, dtype=torch.uint8)
+        if flat is None or flat.data_ptr() % dtype.itemsize:
+            # a copy where the message cannot be used in place: read-only, or not aligned for the dtype
+            flat = torch.frombuffer(bytearray(raw), dtype=torch.uint8)
         return flat.view(dtype)
 
     def tensor(self, x: dict) -> torch.Tensor:
@@ -276,7 +291,7 @@ def send_frame(sock: socket.socket, data: bytes, fds=(), timeout: float | None =
         sock.sendall(memoryview(frame)[sent:])
 
 
-def recv_frame(sock: socket.socket, deadline: float, max_bytes: int) -> bytes:
+def recv_frame(sock: socket.socket, deadline: float, max_bytes: int) -> bytearray:
     """One whole message, read without blocking past ``deadline`` (time.monotonic()).
 
     A peer that sends a header and then stops costs the reader its deadline, not forever.
@@ -287,7 +302,7 @@ def recv_frame(sock: socket.socket, deadline: float, max_bytes: int) -> bytes:
     (length,) = _LEN.unpack(head)
     if length > max_bytes:
         raise WireError(f"a reply of {length} bytes, more than the {max_bytes} allowed")
-    return bytes(_read_exactly(sock, length, deadline))
+    return _read_exactly(sock, length, deadline)  # as read: a bytes() of it would be one more full copy
 
 
 def _read_exactly(sock: socket.socket, n: int, deadline: float) -> bytearray:
@@ -310,18 +325,36 @@ def _read_exactly(sock: socket.socket, n: int, deadline: float) -> bytearray:
     return buf
 
 
-def recv_frame_with_fds(sock: socket.socket, max_fds: int = 64) -> tuple[bytes, list[int]]:
-    """Blocking read of one message and the fds sent with it (the worker's side)."""
+class Inbox:
+    """The worker side's receive buffer, kept from one message to the next. A message is read into memory an
+    earlier one already touched, so a timed request's inputs cost one copy inside its measured window, not also
+    fresh pages (zeroed and faulted in: about as much again). What a message decodes to is a view of this memory
+    until the next message arrives."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+
+    def room(self, n: int) -> memoryview:
+        """``n`` bytes to read the next message into (grown when too small; kept otherwise)."""
+        if len(self._buf) < n:
+            self._buf = bytearray(n)  # the old one lives on only in what still views it
+        return memoryview(self._buf)[:n]
+
+
+def recv_frame_with_fds(sock: socket.socket, max_fds: int = 64,
+                        inbox: Inbox | None = None) -> tuple[Message, list[int]]:
+    """Blocking read of one message and the fds sent with it (the worker's side), into ``inbox`` when given (the
+    message is then valid until the next read into it), else into a new buffer; never copied again."""
     sock.setblocking(True)
     head, fds, _, _ = socket.recv_fds(sock, _LEN.size, max_fds, socket.MSG_WAITALL)
     if len(head) < _LEN.size:
         raise EOFError
     (length,) = _LEN.unpack(head)
-    buf = bytearray(length)
+    buf = inbox.room(length) if inbox is not None else bytearray(length)
     view, pos = memoryview(buf), 0
     while pos < length:
         got = sock.recv_into(view[pos:])
         if got == 0:
             raise EOFError
         pos += got
-    return bytes(buf), fds
+    return buf, fds

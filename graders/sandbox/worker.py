@@ -35,7 +35,7 @@ import types
 from graders.model.errors import VecgradeError
 from graders.sandbox.exits import ProcessExit
 from graders.sandbox.protocol import Killed, Op, Role, Started, dispatch, encode_reply, read_request, serve_requests
-from graders.sandbox.wire import send_frame
+from graders.sandbox.wire import Message, send_frame
 
 MAX_ERROR = 300  # characters of a student's exception message that reach feedback
 HELLO = b"vecgrade"  # a child's first bytes on its socket
@@ -241,7 +241,7 @@ def serve(sock: socket.socket) -> None:
     serve_requests(sock, functools.partial(_handle, Worker()))
 
 
-def _handle(worker: Worker, data: bytes, fds: list[int]) -> bytes:
+def _handle(worker: Worker, data: Message, fds: list[int]) -> bytes:
     """One request, answered as bytes; its inputs and outputs are freed before the reply goes out, so that none
     of their cost falls into the next request's timed window."""
     regions = []
