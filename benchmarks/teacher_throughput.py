@@ -99,7 +99,7 @@ def env(checkout: str = str(HERE.parent)) -> dict[str, str]:
 def vecgrade(*args: str, log: Path | None = None) -> list[str]:
     if log is not None:
         return [sys.executable, str(HERE / "phases.py"), str(log), *args]
-    return [sys.executable, "-c", "import sys; sys.argv[0] = 'vecgrade'; from graders.student.command import main; "
+    return [sys.executable, "-c", "import sys; sys.argv[0] = 'vecgrade'; from graders.entry import main; "
             "main()", *args]
 
 

@@ -1,5 +1,6 @@
 """MkDocs hooks: the configuration reference generated from the traits, the names outside the checked subset
-generated from the checker's tables, the exit codes from their enum, and CONTRIBUTING.md as a page.
+generated from the checker's tables, the exit codes from their enum, CONTRIBUTING.md as a page, and the drawing
+of the package's imports (``graders.docs_imports``) as ``design/imports.svg``.
 
 All are filled in while the site is built, so each fact keeps one source: the traits' own
 ``help=`` and defaults plus ``nbgrader_config.py`` (``graders.docs_reference``), the checker's tables
@@ -10,7 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mkdocs.structure.files import File
+
 from graders.checks.outside_list import markdown as outside_subset
+from graders.docs_imports import drawing, edges
 from graders.docs_reference import reference
 from graders.model.exits import table as exit_codes
 
@@ -19,6 +23,14 @@ GENERATED = "<!-- generated: configuration reference -->"
 INCLUDE = "<!-- include: CONTRIBUTING.md -->"
 OUTSIDE = "<!-- generated: names outside the subset -->"
 EXIT_CODES = "<!-- generated: exit codes -->"
+
+
+IMPORTS_SVG = "design/imports.svg"  # the drawing of the package's imports, made from the source on every build
+
+
+def on_files(files, config, **kwargs):
+    files.append(File.generated(config, IMPORTS_SVG, content=drawing(edges())))
+    return files
 
 
 def on_page_markdown(markdown: str, page, config, files, **kwargs) -> str:

@@ -1,6 +1,7 @@
 """vecgrade: teach vectorized PyTorch with nbgrader, and grade it where the student cannot reach.
 
-The subpackages follow the grading pipeline, each importing only those above it in this list:
+The subpackages follow the grading pipeline, each importing only those above it in this list (the layers of
+``graders.docs_imports``, checked by ``tests/test_layers.py`` and drawn in the docs):
 
 - ``model``    -- what an instructor writes and what grading produces: ``exercise`` (the definitions' data
                   model), ``inputs`` (random tensors for hidden cases), ``notebook`` (which cell is which),
@@ -12,6 +13,8 @@ The subpackages follow the grading pipeline, each importing only those above it 
                   ``preflight`` (a jail runs torch under the limits), ``shell`` (the feedback kernel).
 - ``checks``   -- the trusted decisions: ``static`` (AST), ``compare`` (outputs), ``parts`` (correct,
                   vectorized, fast), ``submission`` (one notebook, every exercise: ``GradingRun``).
+- ``student``  -- what a student's notebook and install use: ``selfcheck``, ``install`` (where the package comes
+                  from), ``work`` and ``history``.
 - ``pipeline`` -- nbgrader plug-ins, one step per module: ``intake``, ``execute`` (the confined kernel),
                   ``restore`` (deleted grade cells), ``verdicts`` (TrustedVerdicts), ``precomputed`` (recording),
                   ``safecopy`` (the one checked copy of a submission folder), ``nbgrader_seam`` (every patch of
@@ -22,8 +25,10 @@ The subpackages follow the grading pipeline, each importing only those above it 
 - ``course``   -- the instructor's operations on a course folder: ``build``, ``validate``, ``grade`` (a whole
                   class), ``status``, ``report``, ``export``, ``demo``.
 - ``serve``    -- verdicts on submit: the service, its ledger, admission and pages.
-- ``student``  -- what a student's notebook imports: ``selfcheck``.
 - ``cli``      -- the ``vecgrade`` command.
+
+``entry`` (the ``vecgrade`` entry point, safe on a student's install) and the docs' helpers sit above them all;
+this module (the version, the checkout's folder) below.
 """
 from pathlib import Path
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
+from graders.entry import INSTRUCTOR_MODULES
 from graders.pipeline.nbgrader_seam import TESTED
 from graders.student import install
-from graders.student.command import INSTRUCTOR_MODULES
 
 from tests.testkit import ROOT
 

@@ -77,7 +77,7 @@ def test_the_student_side_imports_without_the_instructor_extra():
 
 
 def test_the_command_without_the_instructor_extra_says_what_to_install():
-    code = BLOCK_INSTRUCTOR + "from graders.student.command import main\nmain()\n"
+    code = BLOCK_INSTRUCTOR + "from graders.entry import main\nmain()\n"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [result.stderr.strip()]
@@ -85,13 +85,13 @@ def test_the_command_without_the_instructor_extra_says_what_to_install():
 
 
 def test_the_command_with_the_instructor_extra_runs_the_cli():
-    result = subprocess.run([sys.executable, "-c", "from graders.student.command import main; main()", "--help"],
+    result = subprocess.run([sys.executable, "-c", "from graders.entry import main; main()", "--help"],
                             capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0 and "build" in result.stdout, result.stderr
 
 
 def test_version_works_without_the_instructor_extra():
-    code = BLOCK_INSTRUCTOR + "import sys\nsys.argv[1:] = ['--version']\nfrom graders.student.command import main\nmain()\n"
+    code = BLOCK_INSTRUCTOR + "import sys\nsys.argv[1:] = ['--version']\nfrom graders.entry import main\nmain()\n"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0 and result.stdout.strip() == f"vecgrade {WHEEL.split('-')[1]}", result
 

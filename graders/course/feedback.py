@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from graders.course.banner import add_banner, when
 from graders.engine.course import Course
 from graders.engine.paths import Step
 from graders.engine.record import nbgrader_reason
-from graders.serve.pages import add_banner, when
 
 
 @dataclass

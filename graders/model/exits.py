@@ -1,6 +1,6 @@
 """``ExitCode``: what the exit status of a ``vecgrade`` command means (as pytest has ``pytest.ExitCode``).
 
-Every command of ``vecgrade`` (``graders.cli``, and its entry point ``graders.student.command``) ends with one
+Every command of ``vecgrade`` (``graders.cli``, and its entry point ``graders.entry``) ends with one
 of these and with no other number; a test keeps literal exit codes out of the package. The instructor's guide
 lists them from ``table()`` (docs/hooks.py), so the enum is the one source of the codes and their meanings.
 

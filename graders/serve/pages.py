@@ -11,26 +11,16 @@ overwrites), so "waiting" turns into the verdicts.
 """
 from __future__ import annotations
 
-import html
 import os
-from datetime import datetime, timezone
 from pathlib import Path
 
-from dateutil.tz import gettz
 from nbgrader.utils import notebook_hash
 
+# the pages' vocabulary; add_banner and when are also used as pages.add_banner, pages.when
+from graders.course.banner import add_banner, banner, text, when  # noqa: F401
 from graders.engine.paths import exchange_feedback
-from graders.model.inert import inert
 
 FEEDBACK_MODE = 0o711  # as nbgrader's release_feedback makes the exchange's feedback folder
-PAGE_STYLE = ("font-family: sans-serif; margin: 1em 0; padding: .6em 1em; border-left: 4px solid #2a6;"
-              " background: #f4faf6")
-
-
-def when(epoch: float, tz_name: str = "UTC") -> str:
-    """A time as a student reads it, in the exchange's timezone (nbgrader's ``Exchange.timezone``)."""
-    tz = gettz(tz_name) or timezone.utc
-    return datetime.fromtimestamp(epoch, tz).strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
 def every(seconds: float) -> str:
@@ -39,27 +29,10 @@ def every(seconds: float) -> str:
     return f"{seconds:g} seconds"
 
 
-def text(line: str) -> str:
-    """Text for a page: control characters made visible (``inert``: ``html.escape`` leaves them), then HTML-escaped."""
-    return html.escape(inert(line))
-
-
-def banner(line: str) -> str:
-    return f'<div class="vecgrade-serve" style="{PAGE_STYLE}">{text(line)}</div>'
-
-
 def page(title: str, line: str) -> str:
     """A whole feedback page holding one line."""
     return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{text(title)}</title></head>"
             f"<body><h2>{text(title)}</h2>{banner(line)}</body></html>\n")
-
-
-def add_banner(feedback_html: Path, line: str) -> None:
-    """Put ``line`` at the top of nbgrader's feedback page (after ``<body ...>``)."""
-    text = feedback_html.read_text()
-    start = text.find("<body")
-    end = text.find(">", start) + 1 if start >= 0 else 0
-    feedback_html.write_text(text[:end] + banner(line) + text[end:])
 
 
 def publish(exchange_course: Path, secret: str, notebook_ids: list[str], text: str) -> list[Path]:
