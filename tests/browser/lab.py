@@ -15,11 +15,27 @@ from pathlib import Path
 from graders import KIT_ROOT
 
 SHOTS = KIT_ROOT / "browser-screenshots"
+# `make screenshots` sets it to docs/images: the README's pictures, taken by the tests that check what they show
+README_SHOTS = "VECGRADE_SCREENSHOTS"
+README_VIEWPORT = {"width": 1200, "height": 800}
 
 
 def shot(page, name: str) -> Path:
     SHOTS.mkdir(exist_ok=True)
     path = SHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=False)
+    return path
+
+
+def readme_shot(page, name: str) -> Path | None:
+    """``name``.png in the folder ``VECGRADE_SCREENSHOTS`` names, at the README's viewport; nothing when it is unset.
+    The viewport stays as set: call it after the test's checks of the page."""
+    folder = os.environ.get(README_SHOTS)
+    if not folder:
+        return None
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size(README_VIEWPORT)
+    path = Path(folder) / f"{name}.png"
     page.screenshot(path=str(path), full_page=False)
     return path
 
