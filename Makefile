@@ -21,7 +21,7 @@ $(VENV)/.installed: pyproject.toml
 # what test-fast leaves out, by marker (pyproject.toml describes each): nbgrader runs, browsers, timing, root
 FAST_MARKS ?= not e2e and not browser and not timing and not root
 
-.PHONY: install demo test test-fast postgres chromium validate build docs
+.PHONY: install demo test test-fast postgres chromium validate build docs screenshots
 install: $(VENV)/.installed
 
 # PostgreSQL's binaries for the gradebook tests: installed when root (Debian), else named
@@ -55,3 +55,8 @@ build: $(VENV)/.installed
 
 docs: $(VENV)/.installed
 	$(VENV)/bin/mkdocs build --strict
+
+# the README's two pictures, docs/images/feedback.png and report.png: taken by the browser tests that check those pages
+screenshots: $(VENV)/.installed chromium
+	VECGRADE_SCREENSHOTS=$(abspath docs/images) $(PY) -m pytest -q tests/browser/test_flows.py \
+	  -k "test_feedback_page or test_report_page"

@@ -3,7 +3,8 @@
 A student's install (the course's wheel, no extra) gives the tensors and the
 self-check, not nbgrader or typer. Without them the instructor's commands cannot
 run: instead of an import traceback the command says, in one line, what to
-install. ``vecgrade --version`` needs nothing more and works everywhere.
+install. ``vecgrade --version`` needs nothing more and works everywhere, and so does
+``vecgrade student-lab`` (``graders.student.lab``: it needs only the ``lab`` extra).
 """
 from __future__ import annotations
 
@@ -38,6 +39,9 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:
         print(version_line())
         return
+    if sys.argv[1:2] == ["student-lab"]:
+        from graders.student import lab  # lazy: the instructor's commands never need it
+        raise SystemExit(lab.main(sys.argv[2:]))
     missing = missing_instructor_modules()
     if missing:
         print(f"error: the instructor's commands need {', '.join(missing)}; install them with: {INSTRUCTOR} "

@@ -15,11 +15,27 @@ from pathlib import Path
 from graders import KIT_ROOT
 
 SHOTS = KIT_ROOT / "browser-screenshots"
+# `make screenshots` sets it to docs/images: the README's pictures, taken by the tests that check what they show
+README_SHOTS = "VECGRADE_SCREENSHOTS"
+README_VIEWPORT = {"width": 1200, "height": 800}
 
 
 def shot(page, name: str) -> Path:
     SHOTS.mkdir(exist_ok=True)
     path = SHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=False)
+    return path
+
+
+def readme_shot(page, name: str) -> Path | None:
+    """``name``.png in the folder ``VECGRADE_SCREENSHOTS`` names, at the README's viewport; nothing when it is unset.
+    The viewport stays as set: call it after the test's checks of the page."""
+    folder = os.environ.get(README_SHOTS)
+    if not folder:
+        return None
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size(README_VIEWPORT)
+    path = Path(folder) / f"{name}.png"
     page.screenshot(path=str(path), full_page=False)
     return path
 
@@ -30,16 +46,24 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def config_dir(root: Path) -> Path:
+    """The Jupyter config folder (``JUPYTER_CONFIG_DIR``) of ``jupyter_lab(root)``'s user."""
+    return root.parent / ".jupyter-config"
+
+
 @contextmanager
 def jupyter_lab(root: Path, timeout: float = 90):
-    """``jupyter lab`` serving ``root`` (also its working directory, so nbgrader finds the course config)."""
+    """``jupyter lab`` serving ``root`` (also its working directory, so nbgrader finds the course config), with
+    ``config_dir(root)`` as its user's Jupyter config folder: what a test wrote in its page config is kept."""
     port, token = _free_port(), secrets.token_hex(16)
     log = open(root.parent / f"jupyter-{port}.log", "w")
-    labconfig = root.parent / ".jupyter-config" / "labconfig"
-    labconfig.mkdir(parents=True, exist_ok=True)  # no "news?" pop-up over the screenshots
-    (labconfig / "page_config.json").write_text(json.dumps(
-        {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(root.parent / ".jupyter-config"),
+    page_config = config_dir(root) / "labconfig" / "page_config.json"
+    page_config.parent.mkdir(parents=True, exist_ok=True)
+    config = json.loads(page_config.read_text()) if page_config.exists() else {}
+    # no "news?" pop-up over the screenshots
+    config.setdefault("disabledExtensions", {})["@jupyterlab/apputils-extension:announcements"] = True
+    page_config.write_text(json.dumps(config))
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(config_dir(root)),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",

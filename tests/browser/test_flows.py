@@ -1,4 +1,4 @@
-"""The student's and the instructor's flows in JupyterLab under headless Chromium, and the HTML report.
+"""The student's and the instructor's flows in JupyterLab under headless Chromium, a feedback page and the HTML report.
 
 Student: open the released notebook, write an answer, run it and the examples cell, read the self-check;
 press Validate. Instructor: the formgrader lists the assignment and the autograded submissions with scores.
@@ -11,7 +11,7 @@ import time
 
 import nbformat
 import pytest
-from lab import jupyter_lab, shot
+from lab import jupyter_lab, readme_shot, shot
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from typer.testing import CliRunner
 
@@ -212,6 +212,22 @@ def test_instructor_flow(page, graded):
         assert re.search(r"\b8(\.0+)?\s*/\s*16", table), table
 
 
+def test_feedback_page(page, graded, broadcasting):
+    """bob's feedback (his loops: correct, not vectorized, not fast): the scores on top, a message per failed part.
+    `make screenshots` keeps the first exercise's grade cells as docs/images/feedback.png."""
+    with graded.api() as api:
+        assert api.generate_feedback("broadcasting", "bob")["success"]
+    page.goto((graded.root / "feedback" / "bob" / "broadcasting" / NOTEBOOK.replace(".ipynb", ".html")).as_uri())
+    page.get_by_text("NotVectorized").first.wait_for(timeout=30_000)
+    text = page.locator("body").inner_text()
+    shot(page, "feedback")
+    first = broadcasting.exercises[0].name
+    assert f"{first}: fast (Score: 0.0" in text and "`for` loop" in text, text
+    # the README's picture: the first exercise's three grade cells, each with its verdict
+    page.locator(f'a[name="{first}_correct"]').evaluate("e => e.scrollIntoView({block: 'start'})")
+    readme_shot(page, "feedback")
+
+
 def test_report_page(page, graded, tmp_path, broadcasting):
     dest = tmp_path / "report.html"
     result = CliRunner().invoke(app, ["report", "broadcasting", "-c", str(graded.root), "--html", str(dest)])
@@ -223,6 +239,7 @@ def test_report_page(page, graded, tmp_path, broadcasting):
     assert all(done and w > 200 and h > 100 for done, w, h in sizes), sizes
     page.get_by_text("Pass rates").scroll_into_view_if_needed()
     shot(page, "report")
+    readme_shot(page, "report")  # `make screenshots`: docs/images/report.png
     # the answer groups: one section per exercise, each group with its students and a highlighted program
     page.locator("#answer-groups").scroll_into_view_if_needed()
     assert page.locator("#answer-groups").is_visible()
