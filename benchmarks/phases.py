@@ -162,9 +162,8 @@ def main() -> None:
 
     atexit.register(last)
     start = time.time()
-    from graders.student import command
-    if hasattr(command, "lighter_imports"):  # as the console script imports
-        command.lighter_imports()
+    from graders import entry
+    entry.lighter_imports()  # as the console script does
     from graders.cli import app
     install()
     note("imports", start, time.time())
@@ -173,8 +172,7 @@ def main() -> None:
         app()
     except SystemExit as exc:
         note("command", T0, time.time())
-        if hasattr(command, "end"):
-            command.end(exc.code)  # as the console script ends
+        entry.end(exc.code)  # as the console script ends
         raise
 
 

@@ -20,7 +20,7 @@ from graders.student.install import LAB
 
 from tests.testkit import ROOT
 
-RUN_COMMAND = "import sys; from graders.student.command import main; sys.argv[0] = 'vecgrade'; main()"
+RUN_COMMAND = "import sys; from graders.entry import main; sys.argv[0] = 'vecgrade'; main()"
 READ_DISABLED = "import json; from graders.student.lab import disabled_plugins; print(json.dumps(sorted(disabled_plugins())))"
 venv = pytest.mark.e2e  # a real venv and JupyterLab imported in it, a few processes per test
 
