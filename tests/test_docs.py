@@ -95,7 +95,7 @@ def test_the_grading_page_lists_every_name_outside_the_subset_from_the_checkers_
     from graders.checks import boundary
     from graders.checks.outside_list import library_rules
     from graders.checks.subset import REFLECTION, TORCH_REACH
-    page = (ROOT / "docs" / "grading.md").read_text()
+    page = (ROOT / "docs" / "grading-reference.md").read_text()
     hooks = _hooks()
     assert hooks.OUTSIDE in page
     filled = hooks.on_page_markdown(page, None, None, None)
@@ -125,8 +125,8 @@ def nav_pages() -> list[str]:
 def test_every_page_is_in_the_navigation_and_every_entry_exists():
     pages = nav_pages()
     assert sorted(pages) == sorted(str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md"))
-    for name in ("index.md", "instructor.md", "student.md", "grading.md", "security.md", "deploying.md",
-                 "on-submit.md", "configuration.md", "contributing.md", "development.md"):
+    for name in ("index.md", "instructor.md", "student.md", "grading.md", "grading-reference.md", "calibration.md",
+                 "security.md", "deploying.md", "on-submit.md", "configuration.md", "contributing.md", "development.md"):
         assert name in pages
 
 

@@ -116,7 +116,9 @@ def too_slow(ex, calls: int, limit: float) -> Verdict:
 def _check_outputs(ex, staged, outs) -> Verdict | None:
     for i, out in zip(staged.which, outs, strict=True):
         args, kwargs = staged.calls[i]
-        if mismatch(out, ex.reference(*clone_args(args), **kwargs), ex.rtol, ex.atol, ex.magnitude(args)):
+        expected = ex.reference(*clone_args(args), **kwargs)
+        rtol, atol = ex.tolerance(expected.dtype)
+        if mismatch(out, expected, rtol, atol, ex.magnitude(args)):
             return failed("fast", Reason.WRONG_VALUE, "gave a wrong result on a benchmark input while being timed")
     return None
 

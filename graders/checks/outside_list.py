@@ -1,4 +1,4 @@
-"""Every name outside the checked subset, as the checker's own tables say: the list in docs/grading.md.
+"""Every name outside the checked subset, as the checker's own tables say: the list in docs/grading-reference.md.
 
 ``docs/hooks.py`` puts ``markdown()`` into the page where it says ``<!-- generated: names outside the subset -->``,
 so the list is the code's, whatever torch version builds the docs:

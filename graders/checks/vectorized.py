@@ -78,7 +78,8 @@ def _count_args(checks, warm: tuple, args: tuple, kwargs: dict) -> dict:
                                       args=args, kwargs=kwargs, cap=cap)
     got = answer(reply)
     if not got["stopped"]:
-        problem = mismatch(got["out"], expected, ex.rtol, ex.atol, ex.magnitude(args))
+        rtol, atol = ex.tolerance(expected.dtype)
+        problem = mismatch(got["out"], expected, rtol, atol, ex.magnitude(args))
         if problem:
             got["wrong"] = problem
     return got

@@ -25,6 +25,8 @@ import torch
 from graders.model.fingerprint import folder_fingerprint
 from graders.model.hints import LOOP_HINT
 
+FLOAT32_EPS = torch.finfo(torch.float32).eps  # the precision an exercise's rtol and atol are written for
+
 PARTS = ("correct", "vectorized", "fast")
 
 
@@ -78,6 +80,8 @@ class Exercise:
       and "fast", so "fast" means vectorized-class speed whichever growing axis a student loops over.
       ``half_loop`` is shorthand for one: it is put first in ``half_loops`` at construction (and
       reads None afterwards, so ``half_loops`` is the one list to consult).
+    - ``rtol`` and ``atol`` are stated for float32 results: a float64 result is held to float64's precision
+      (``tolerance``), so an answer that computes in float32 and returns float64 fails.
     - ``terms(*args)``: the magnitude of the terms a float result is built from (default: of the
       inputs); rounding in proportion to it is allowed, so every sound formulation passes.
     - ``python_list``: a version that works on Python lists; it must fail "fast". When
@@ -149,6 +153,17 @@ class Exercise:
         if takes64:
             args = tuple(a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
         return Case(f"{'float64 ' if takes64 else ''}inputs at the benchmark size {self.bench_size}", args)
+
+    def tolerance(self, dtype: torch.dtype) -> tuple[float, float]:
+        """``(rtol, atol)`` for a result of ``dtype``, compared with the reference's: ``rtol`` and ``atol`` as
+        written for float32 and coarser dtypes; times eps(dtype) / eps(float32) for a finer one (float64 and
+        complex128: 2**-29), so float32's rounding (about 6e-8 relative) is caught in a float64 result, while
+        an honest float64 formulation (within ``compare.ULPS`` roundings of ``magnitude``) stays inside."""
+        if not (dtype.is_floating_point or dtype.is_complex):
+            return self.rtol, self.atol
+        real = dtype.to_real() if dtype.is_complex else dtype
+        scale = min(1.0, torch.finfo(real).eps / FLOAT32_EPS)
+        return self.rtol * scale, self.atol * scale
 
     def magnitude(self, args: tuple) -> torch.Tensor | float:
         """The size of the numbers a float result is computed from, for ``compare.mismatch``'s rounding
