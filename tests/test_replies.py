@@ -186,3 +186,32 @@ def test_a_childs_hello_of_another_version_is_refused_at_its_first_differing_byt
                     recv_hello(mine, HELLO, 30)
             else:
                 assert recv_hello(mine, HELLO, 30) > 0
+
+
+def test_a_bad_replys_failure_never_repeats_what_the_process_wrote():
+    hostile = "\x1b[2J" + "x" * 500
+    with pytest.raises(BadReply) as caught:
+        check(encode({"pid": hostile, hostile: 1}), Op.SPAWN)
+    assert str(caught.value) == "a reply to spawn that is not one of its types: fields ['pid'] and 1 other(s)"
+    with pytest.raises(OtherProtocol) as stale:
+        check(encode({"ready": 0.0, "protocol": hostile}), None)
+    assert hostile not in str(stale.value) and "protocol None" in str(stale.value)
+
+
+def test_a_template_of_another_version_is_refused_by_name_not_as_a_failed_start():
+    from graders.sandbox.template import Template
+    for said, failure in ((encode_reply(hello(0.2)), None), (encode({"ready": 0.2}), OtherVersion),
+                          (encode({"ready": "x", "protocol": PROTOCOL}), WorkerFailure)):
+        with Template() as template:
+            mine, theirs = socket.socketpair()
+            template.control = mine
+            with theirs:
+                send_frame(theirs, said)
+                if failure is None:
+                    template._ready()  # control: this version's hello
+                    assert template.control is mine
+                else:
+                    with pytest.raises(failure) as caught:
+                        template._ready()
+                    assert (f"this grader speaks {PROTOCOL}" in str(caught.value)) is (failure is OtherVersion)
+                    assert template.control is None  # closed: nothing more is asked of it

@@ -180,6 +180,9 @@ RESULTS: Mapping[Op, type] = {Op.LOAD_CELL: Loaded, Op.LOAD_MODULE: Loaded, Op.C
                               Op.COUNT: Counted}  # an ``Answered`` reply's ``ok``, by op
 
 
+_NAMES = frozenset(name for kind in (*get_args(Reply), *RESULTS.values()) for name in kind.__annotations__)
+
+
 class BadReply(WireError):
     """A reply that is not one its request is declared to get (``REPLIES``): the process misbehaved."""
 
@@ -207,8 +210,9 @@ def read_reply(data: bytes, answering: Op | str | None, regions=()) -> Reply:
     if answering is None:
         version = message.get("protocol") if type(message) is dict else None
         if version != PROTOCOL:
-            raise OtherProtocol(f"a process of protocol {version!r} said hello; this grader speaks {PROTOCOL}: two "
-                                "installations of vecgrade are mixed"[:160])
+            shown = version if type(version) is int else None  # a number, never what else it sent
+            raise OtherProtocol(f"a process of protocol {shown} said hello; this grader speaks {PROTOCOL}: two "
+                                "installations of vecgrade are mixed")
         kinds: tuple[type, ...] = (Ready,)
     else:
         kinds = REPLIES.get(answering, (Failed,))  # type: ignore[call-overload]
@@ -219,8 +223,13 @@ def read_reply(data: bytes, answering: Op | str | None, regions=()) -> Reply:
 
 
 def _shape(message) -> str:
-    """What a bad reply was, briefly (its keys, or its type): for the failure's message, never its values."""
-    return f"keys {sorted(map(str, message))}" if type(message) is dict else type(message).__name__
+    """What a bad reply was, briefly, for the failure's message: the declared field names it has and how many
+    others, or its type; never what a student's process chose to write (values, other names)."""
+    if type(message) is not dict:
+        return f"a {type(message).__name__}"
+    known = sorted(name for name in _NAMES if name in message)
+    other = len(message) - len(known)
+    return f"fields {known}" + (f" and {other} other(s)" if other else "")
 
 
 @functools.cache
