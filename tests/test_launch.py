@@ -19,7 +19,7 @@ SCRIPT = textwrap.dedent("""
         if mine is None:
             queue.put(None)
             return
-        ready = "ready" in _read(mine.control, 120)
+        ready = "ready" in _read(mine.control, 120, None)
         queue.put([mine.proc.pid, ready])
         mine.stop()
 

@@ -8,6 +8,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from graders.course.observed import GATED, Verdicts, read_verdicts
 from graders.course.report import render_html
 from graders.course.results import StudentRow, max_points, version_changes, version_fix
+from graders.engine.paths import CoursePaths
 from graders.model.verdict import Reason, failed, gated, passed
 from graders.pipeline.refusals import (
     EmptyNotebookError,
@@ -17,6 +18,8 @@ from graders.pipeline.refusals import (
     refusal,
 )
 from graders.pipeline.verdicts import verdict_output
+
+from tests.testkit import graded_gradebook
 
 
 def test_failures_that_differ_in_numbers_are_one_group_with_their_range():
@@ -85,27 +88,25 @@ def test_the_report_keeps_the_numbers(broadcasting):
 
 
 def _gradebook(cells: dict[str, float], graded: bool = True):
-    grade_cells = [SimpleNamespace(name=n, max_score=m) for n, m in cells.items()]
-    recorded = SimpleNamespace(submissions=[object()] if graded else [],
-                               notebooks=[SimpleNamespace(grade_cells=grade_cells)])
-    return SimpleNamespace(find_assignment=lambda name: recorded)
+    return graded_gradebook(cells, ["ada"] if graded else [])
 
 
-def test_a_changed_assignment_is_named(broadcasting):
+def test_a_changed_assignment_is_named(broadcasting, tmp_path):
+    course = SimpleNamespace(paths=CoursePaths(tmp_path))  # no autograded notebooks: no fingerprint recorded
     current = max_points(broadcasting)
-    assert version_changes(_gradebook(current), broadcasting) == []  # control: what was graded is what is defined
+    assert version_changes(_gradebook(current), course, broadcasting) == []  # control: graded is what is defined
     older = {gid: m for gid, m in current.items() if not gid.startswith("softmax_rows")}
     older["batch_outer_correct"] = 3.0
     older["old_exercise_correct"] = 2.0
-    changes = version_changes(_gradebook(older), broadcasting)
+    changes = version_changes(_gradebook(older), course, broadcasting)
     assert "softmax_rows_correct added (2 points, no marks)" in changes
     assert "old_exercise_correct removed (graded, 2 points)" in changes
     assert "batch_outer_correct: 3 points when graded, 2 now" in changes
-    assert version_changes(_gradebook(older, graded=False), broadcasting) == []  # nobody was graded yet
-    assert "new assignment" in version_fix(_gradebook(older), broadcasting)  # nbgrader cannot add cells
+    assert version_changes(_gradebook(older, graded=False), course, broadcasting) == []  # nobody was graded yet
+    assert "new assignment" in version_fix(_gradebook(older), course, broadcasting)  # nbgrader cannot add cells
     points_only = dict(current, batch_outer_correct=3.0)
-    assert "generate_assignment broadcasting --force" in version_fix(_gradebook(points_only), broadcasting)
-    assert version_fix(_gradebook(current), broadcasting) == ""
+    assert "generate_assignment broadcasting --force" in version_fix(_gradebook(points_only), course, broadcasting)
+    assert version_fix(_gradebook(current), course, broadcasting) == ""
 
 
 def test_refusals_name_the_fix(tmp_path):

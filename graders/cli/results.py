@@ -38,8 +38,8 @@ def report(assignment: str, course: Path = COURSE,
             writable(path, option)
     with gradebook(c) as gb:
         rows = class_marks(gb, c, a)
-        changes = version_changes(gb, a)
-        fix = version_fix(gb, a)
+        changes = version_changes(gb, c, a)
+        fix = version_fix(gb, c, a)
     if all(r.status == NOT_GRADED_YET for r in rows):  # neither graded nor refused: an empty table says nothing
         fail(nothing_graded(c, assignment))
     table = marks_table(a, f"{assignment}: correct / vectorized / fast", after=("total",))
@@ -121,7 +121,7 @@ def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignm
             in_gb = {a.name for a in gb.assignments}
             chosen = [a for n, a in c.assignments.items() if n in in_gb]
         rows = export_rows(gb, c, chosen)
-        changes = {a.name: (version_changes(gb, a), version_fix(gb, a)) for a in chosen}
+        changes = {a.name: (version_changes(gb, c, a), version_fix(gb, c, a)) for a in chosen}
         known = [r["student_id"] for r in rows[1:]]
         for name in student or []:
             choose("student", name, known)

@@ -44,7 +44,7 @@ def export_rows(gb: Gradebook, course: Course, assignments: list[Assignment],
     top = {"student_id": MAX_ROW, "first_name": "", "last_name": "", "email": ""}
     for a in assignments:
         maxes = max_points(a)
-        changes = version_changes(gb, a)
+        changes = version_changes(gb, course, a)
         top[f"{a.name} status"] = f"changed after grading: {'; '.join(changes)}" if changes else ""
         top.update({f"{a.name}/{gid}": _fmt(m) for gid, m in maxes.items()})
         top[f"{a.name} total"] = _fmt(sum(maxes.values()))

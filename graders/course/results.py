@@ -7,6 +7,7 @@ graded has none, and ``Course`` callers get ``NoGradebook`` instead.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from graders.engine.paths import Step
 from graders.model.csvsafe import write_rows
 from graders.model.errors import VecgradeError
 from graders.model.exercise import PARTS, Assignment
+from graders.model.fingerprint import stamped
 
 
 class NoGradebook(VecgradeError, FileNotFoundError):
@@ -104,14 +106,48 @@ def _differences(gb: Gradebook, assignment: Assignment) -> tuple[list[str], list
     return shape, points
 
 
-def version_changes(gb: Gradebook, assignment: Assignment) -> list[str]:
-    """How the definitions differ from the grade cells the class was graded on ([] when they agree, or nobody
-    was graded): nbgrader keeps a graded assignment's cells, so the gradebook holds the older version."""
+def graded_under(gb: Gradebook, course: Course, assignment: Assignment) -> dict[str, str]:
+    """{student with a submission in the gradebook: the definitions' fingerprint their autograded notebook records}
+    ("" for a notebook that records none: missing, unreadable, or graded before notebooks recorded it)."""
+    try:
+        students = sorted({sub.student.id for sub in gb.find_assignment(assignment.name).submissions})
+    except MissingEntry:
+        return {}
+    out = {}
+    for student in students:
+        path = course.paths.notebook(Step.AUTOGRADED, assignment.name, student)
+        try:
+            out[student] = stamped(json.loads(path.read_text()).get("metadata"))
+        except (OSError, ValueError, AttributeError):
+            out[student] = ""
+    return out
+
+
+def older_definitions(gb: Gradebook, course: Course, assignment: Assignment) -> str:
+    """Whether the definitions changed since any submission was graded, in words ("" when none was): decided by
+    their fingerprint (``graders.model.fingerprint``, the one answer to "did the definitions change?"), the
+    current one against each graded notebook's. A notebook that records none is not counted, nor is any when
+    the assignment has no folder's fingerprint (built in code)."""
+    if not assignment.fingerprint:
+        return ""
+    recorded = graded_under(gb, course, assignment)
+    older = [s for s, digest in recorded.items() if digest and digest != assignment.fingerprint]
+    if not older:
+        return ""
+    return (f"the course's definitions changed after {len(older)} of {len(recorded)} graded submissions were graded "
+            "(cases, rules, points or lessons): their marks are from the older definitions")
+
+
+def version_changes(gb: Gradebook, course: Course, assignment: Assignment) -> list[str]:
+    """How the definitions differ from what the class was graded on ([] when they agree, or nobody was graded):
+    the grade cells added, removed or of other points (nbgrader keeps a graded assignment's cells, so the
+    gradebook holds the older version), then ``older_definitions`` when the definitions changed since."""
     shape, points = _differences(gb, assignment)
-    return shape + points
+    older = older_definitions(gb, course, assignment)
+    return shape + points + ([older] if older else [])
 
 
-def version_fix(gb: Gradebook, assignment: Assignment) -> str:
+def version_fix(gb: Gradebook, course: Course, assignment: Assignment) -> str:
     """What to do about ``version_changes`` ("" when there are none)."""
     shape, points = _differences(gb, assignment)
     name = assignment.name
@@ -122,6 +158,8 @@ def version_fix(gb: Gradebook, assignment: Assignment) -> str:
     if points:
         return (f"to grade on the new points: `vecgrade build`, `nbgrader generate_assignment {name} --force`, "
                 f"then `vecgrade grade {name}`")
+    if older_definitions(gb, course, assignment):
+        return f"to grade on the current definitions: `vecgrade grade {name}`"
     return ""
 
 

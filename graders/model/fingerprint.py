@@ -7,13 +7,16 @@ coordinator forgets what it knew (``Engine.definitions``), a process keeps one
 folder and one import per version (``graders.engine.job``,
 ``graders.model.exercise.load_assignment_once``), and a verdict's salt holds it
 (``graders.checks.submission.verdict_salt``), so a verdict kept under older
-definitions is never reused.
+definitions is never reused. A graded notebook records the fingerprint it was
+graded under (``stamp``, read back with ``stamped``), so the teacher's views
+(``graders.course.results.version_changes``) say which marks are from older
+definitions.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
 SUFFIXES = (".py", ".md")  # what a definitions folder holds that grading reads
@@ -35,3 +38,23 @@ def fingerprint(files: Mapping[str, str]) -> str:
 def folder_fingerprint(folder: Path) -> str:
     """``fingerprint`` of the definitions folder's files."""
     return fingerprint(definitions_files(folder))
+
+
+STAMP = "vecgrade"  # the graded notebook's metadata entry that holds {"definitions": its fingerprint}
+
+
+def stamp(metadata: MutableMapping, digest: str) -> None:
+    """Record in a graded notebook's ``metadata`` the fingerprint its verdicts were computed under; "" (definitions
+    built in code, no folder's) records none. Whatever a student's notebook held there is replaced or removed."""
+    if digest:
+        metadata[STAMP] = {"definitions": digest}
+    else:
+        metadata.pop(STAMP, None)
+
+
+def stamped(metadata) -> str:
+    """The fingerprint ``stamp`` recorded in a notebook's ``metadata`` ("" when none: graded before notebooks
+    recorded it, or not a graded notebook)."""
+    entry = metadata.get(STAMP) if isinstance(metadata, Mapping) else None
+    digest = entry.get("definitions") if isinstance(entry, Mapping) else None
+    return digest if isinstance(digest, str) else ""

@@ -26,6 +26,7 @@ from graders.checks.submission import GradingRun, verdict_salt
 from graders.checks.vocabulary import Timeouts, Verdict
 from graders.model.errors import VecgradeError
 from graders.model.exercise import Assignment, load_assignment_once
+from graders.model.fingerprint import stamp
 from graders.model.notebook import grade_id_of, submission_cells
 from graders.model.verdict import ERROR_NAMES, Reason, Status, all_parts, not_graded
 from graders.sandbox.policy import Sandbox
@@ -131,7 +132,10 @@ class TrustedVerdicts(NbGraderPreprocessor):
 
 
 def write_verdicts(nb: NotebookNode, assignment, results: dict[str, dict[str, Verdict]]) -> None:
-    """Each grade cell's output becomes its verdict (the exercises in ``results``; other cells stay)."""
+    """Each grade cell's output becomes its verdict (the exercises in ``results``; other cells stay), and the
+    notebook records the definitions' fingerprint they were computed under (``fingerprint.stamp``; an assignment
+    built in code has none to record)."""
+    stamp(nb.metadata, assignment.fingerprint)
     for cell in nb.cells:
         found = assignment.part_of(grade_id_of(cell))
         if found and cell.cell_type == "code" and found[0].name in results:

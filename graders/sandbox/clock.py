@@ -48,7 +48,9 @@ def listen_for_credentials(sock: socket.socket) -> None:
 
 
 def recv_hello(sock: socket.socket, hello: bytes, timeout: float) -> int:
-    """Read the peer's ``hello`` and return its pid, as the kernel reports it in this process's namespace."""
+    """Read the peer's ``hello`` and return its pid, as the kernel reports it in this process's namespace.
+    A peer that says something else is refused at its first byte that differs (``ConnectionRefusedError``), not
+    waited for: a hello of another protocol version differs in its first bytes."""
     sock.settimeout(timeout)
     got, pid = b"", 0
     while len(got) < len(hello):
@@ -59,6 +61,8 @@ def recv_hello(sock: socket.socket, hello: bytes, timeout: float) -> int:
             if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(payload) >= _CREDS.size:
                 pid = pid or _CREDS.unpack_from(payload)[0]
         got += data
-    if got != hello or pid <= 0:
+        if not hello.startswith(got):
+            raise ConnectionRefusedError(f"a hello {got[:40]!r}, not this protocol's {hello!r}")
+    if pid <= 0:
         raise EOFError
     return pid

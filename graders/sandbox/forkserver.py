@@ -41,7 +41,7 @@ from typing import Callable
 
 from graders.sandbox import cgroup, jail, shell, worker
 from graders.sandbox.exits import ProcessExit
-from graders.sandbox.protocol import Killed, Op, Role, Started, dispatch, encode_reply, serve_requests
+from graders.sandbox.protocol import Killed, Op, Role, Started, dispatch, encode_reply, hello, serve_requests
 from graders.sandbox.spec import JailSpec, Limits, Where, environment
 from graders.sandbox.wire import send_frame
 
@@ -76,7 +76,7 @@ def _trusted(cwd: str, limits: dict, body: Callable[[], None]) -> None:
 
 def _template(fd: int) -> None:
     sock = socket.socket(fileno=fd)
-    send_frame(sock, encode_reply({"ready": 0.0}))
+    send_frame(sock, encode_reply(hello(0.0)))
     worker.template(sock)
 
 

@@ -1,8 +1,9 @@
 """What the grader's handles on untrusted processes share: their failures, reading one reply, ending one.
 
-A reply is read whole against a deadline and decoded as plain data (``graders.sandbox.wire``); anything
-else -- a reply too large, unreadable, or not a dict -- is a ``WorkerFailure``, never an exception of
-the wire's or the socket's.
+A reply is read whole against a deadline, decoded as plain data and checked against the types its request is
+declared to get (``graders.sandbox.protocol.read_reply``); anything else -- a reply too large, unreadable, or
+not of its types -- is a ``WorkerFailure`` (a hello of another protocol version: ``OtherVersion``), never an
+exception of the wire's or the socket's.
 """
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import subprocess
 import time
 
 from graders.model.errors import VecgradeError
-from graders.sandbox import cgroup
-from graders.sandbox.wire import WireError, decode, recv_frame
+from graders.sandbox import cgroup, protocol
+from graders.sandbox.wire import WireError, recv_frame
 
 MAX_REPLY_BYTES = 256 * 1024 * 1024
 
@@ -32,16 +33,25 @@ class Deadline(WorkerFailure):
         self.cpu = cpu
 
 
-def read_reply(sock: socket.socket, timeout: float) -> dict:
-    """One whole reply (a dict) within ``timeout`` seconds; WorkerFailure when it cannot be read."""
+class OtherVersion(WorkerFailure):
+    """The process said hello in another protocol version (another installation of the kit): it is not used."""
+
+
+def misbehaved(exc: WireError) -> WorkerFailure:
+    """The failure a reply that could not be read, or was not of its types, stands for."""
+    if isinstance(exc, protocol.OtherProtocol):
+        return OtherVersion(f"could not start: {exc}")
+    return WorkerFailure(f"sent a reply the grader cannot read ({exc})")
+
+
+def read_reply(sock: socket.socket, timeout: float, answering: protocol.Op | None) -> dict:
+    """One whole reply to a request of ``answering`` (None: the process's hello) within ``timeout`` seconds,
+    of one of its types (``protocol.read_reply``); WorkerFailure when it cannot be read or is not."""
     try:
         data = recv_frame(sock, time.monotonic() + timeout, MAX_REPLY_BYTES)
-        reply = decode(data)
+        return dict(protocol.read_reply(data, answering))
     except WireError as exc:
-        raise WorkerFailure(f"sent a reply the grader cannot read ({exc})") from None
-    if not isinstance(reply, dict):
-        raise WorkerFailure("sent a reply the grader cannot read")
-    return reply
+        raise misbehaved(exc) from None
 
 
 def end_program(proc: subprocess.Popen | None, control: socket.socket | None) -> None:

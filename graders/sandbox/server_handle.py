@@ -11,7 +11,7 @@ import subprocess
 import threading
 
 from graders.sandbox import launch
-from graders.sandbox.processes import WorkerFailure, read_reply
+from graders.sandbox.processes import OtherVersion, WorkerFailure, read_reply
 from graders.sandbox.protocol import Op, request
 from graders.sandbox.spec import JailSpec, Limits
 from graders.sandbox.wire import send_frame
@@ -53,8 +53,7 @@ class ForkServer:
         """One started early for this process (graders.sandbox.launch.claim), else a new one; ready once it says so."""
         self.launched = launch.claim() or launch.launch()
         self.control = self.launched.control
-        if "ready" not in read_reply(self.control, self.start_timeout):
-            raise WorkerFailure("the warm server did not start")
+        read_reply(self.control, self.start_timeout, None)  # its hello, in this protocol's version
 
     def start(self) -> None:
         """Start the server now rather than on the first request (a worker preparing itself)."""
@@ -72,7 +71,10 @@ class ForkServer:
                     self._start()
                 assert self.control is not None, "_start sets the control socket or raises"
                 send_frame(self.control, request(op, **payload), fds, timeout=10)
-                return read_reply(self.control, 30)
+                return read_reply(self.control, 30, op)
+            except OtherVersion:
+                self._stop()
+                raise  # says which versions: a fresh server of the same installation would say it again
             except (TimeoutError, EOFError, OSError, WorkerFailure):
                 self._stop()  # the next request starts a fresh server
                 raise WorkerFailure("the Python process that runs it could not start") from None

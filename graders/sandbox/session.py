@@ -26,13 +26,12 @@ import time
 from typing import Sequence
 
 from graders.sandbox.clock import ClockUnavailable, CpuClock, recv_hello
-from graders.sandbox.processes import MAX_REPLY_BYTES, Deadline, WorkerFailure, end_program
-from graders.sandbox.protocol import request
+from graders.sandbox.processes import MAX_REPLY_BYTES, Deadline, WorkerFailure, end_program, misbehaved
+from graders.sandbox.protocol import HELLO, Op, read_reply, request
 from graders.sandbox.server_handle import ForkServer
 from graders.sandbox.spec import Limits
 from graders.sandbox.template import Template
-from graders.sandbox.wire import WireError, decode, recv_frame, send_frame
-from graders.sandbox.worker import HELLO
+from graders.sandbox.wire import WireError, recv_frame, send_frame
 
 # the handles' names, where their users have always imported them from
 __all__ = ["Deadline", "ForkServer", "Limits", "Template", "WorkerFailure", "WorkerSession", "end_program"]
@@ -76,12 +75,13 @@ class WorkerSession:
         self.sock, self.pid = self.template.spawn()
         try:
             self.clock = CpuClock(recv_hello(self.sock, HELLO, self.limits.start_timeout))
-        except (TimeoutError, EOFError, OSError):
+        except (TimeoutError, EOFError, OSError) as exc:
             self.kill()
-            raise WorkerFailure("the Python process that runs it could not start") from None
+            why = f": {exc}" if isinstance(exc, ConnectionRefusedError) else ""  # another protocol's hello
+            raise WorkerFailure(f"the Python process that runs it could not start{why}") from None
         self.load_errors = []
-        loads = [("load_module", label, {"name": name, "source": source}) for name, label, source in self.modules]
-        loads += [("load_cell", label, {"source": source}) for label, source in self.cells]
+        loads = [(Op.LOAD_MODULE, label, {"name": name, "source": source}) for name, label, source in self.modules]
+        loads += [(Op.LOAD_CELL, label, {"source": source}) for label, source in self.cells]
         for op, label, payload in loads:
             try:
                 reply, _ = self._send(op, self.cell_timeout + 5, label=label, budget=self.cell_timeout, **payload)
@@ -94,29 +94,30 @@ class WorkerSession:
                 self.load_errors.append(reply["ok"]["error"])
 
     def request(self, op: str, timeout: float, fds=(), regions=(), **payload) -> tuple[dict, float]:
-        """Send one operation; return (reply, seconds from send to full reply). ``fds``/``regions``:
-        shared argument memory (``graders.sandbox.shared``), passed to the child and used to read the reply."""
+        """Send one operation (an ``Op``); return (reply, seconds from send to full reply), the reply one of its
+        op's types (``protocol.read_reply``). ``fds``/``regions``: shared argument memory
+        (``graders.sandbox.shared``), passed to the child and used to read the reply."""
         if not self.alive:
             self.start()
         return self._send(op, timeout, fds, regions, **payload)
 
     def timed_request(self, message: bytes, timeout: float) -> tuple[dict, float]:
-        """Send a message already encoded (``protocol.request(op, ...)``: the same inputs sent to two workers
-        are encoded once); return (reply, seconds of the child's CPU time from before the send to after the whole
-        reply). ``timeout`` is wall time: a deadline, never the measure."""
+        """Send a ``bench`` request already encoded (``protocol.request(Op.BENCH, ...)``: the same inputs sent to
+        two workers are encoded once); return (reply, seconds of the child's CPU time from before the send to after
+        the whole reply). ``timeout`` is wall time: a deadline, never the measure."""
         if not self.alive:
             self.start()
         assert self.clock is not None, "a started child has its clock"
         try:
             before = self.clock.read()
-            reply, _ = self._exchange(message, timeout, cpu_from=before)
+            reply, _ = self._exchange(message, Op.BENCH, timeout, cpu_from=before)
             return reply, self.clock.read() - before
         except ClockUnavailable:
             self.kill()
             raise WorkerFailure("the Python process running it died") from None
 
     def _send(self, op: str, timeout: float, fds=(), regions=(), **payload) -> tuple[dict, float]:
-        return self._exchange(request(op, regions, **payload), timeout, fds, regions)
+        return self._exchange(request(op, regions, **payload), op, timeout, fds, regions)
 
     def _await_reply(self, sock: socket.socket, timeout: float, cpu_from: float) -> None:
         """Wait until the child's reply starts to arrive. ``timeout`` is the child's CPU time: on a busy machine a
@@ -152,7 +153,7 @@ class WorkerSession:
             elif time.monotonic() - last_progress >= STILL:
                 raise TimeoutError  # no progress on the CPU: stopped, asleep or blocked
 
-    def _exchange(self, message: bytes, timeout: float, fds=(), regions=(),
+    def _exchange(self, message: bytes, op: Op | str, timeout: float, fds=(), regions=(),
                   cpu_from: float | None = None) -> tuple[dict, float]:
         sock = self.sock
         assert sock is not None, "requests go to a started child (start or request spawns it first)"
@@ -163,7 +164,7 @@ class WorkerSession:
             self._await_reply(sock, timeout, sent_at)
             data = recv_frame(sock, time.monotonic() + max(timeout, STILL), MAX_REPLY_BYTES)
             elapsed = time.perf_counter() - start
-            reply = decode(data, regions)
+            reply = dict(read_reply(data, op, regions))
         except TimeoutError:
             cpu = None
             if cpu_from is not None and self.clock is not None:
@@ -176,12 +177,9 @@ class WorkerSession:
         except (EOFError, OSError):
             self.kill()
             raise WorkerFailure("the Python process running it died") from None
-        except WireError as exc:
+        except WireError as exc:  # unreadable, or not one of the op's replies (protocol.BadReply)
             self.kill()
-            raise WorkerFailure(f"sent a reply the grader cannot read ({exc})") from None
-        if not isinstance(reply, dict):
-            self.kill()
-            raise WorkerFailure("sent a reply the grader cannot read")
+            raise misbehaved(exc) from None
         return reply, elapsed
 
     def _read_clock(self) -> float:

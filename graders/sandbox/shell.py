@@ -37,7 +37,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets import Type
 from traitlets.config import Config
 
-from graders.sandbox.protocol import CellRun, Failed, Role, encode_reply, read_request, serve_requests
+from graders.sandbox.protocol import CellRun, Failed, Role, encode_reply, hello, read_request, serve_requests
 from graders.sandbox.wire import Message, send_frame
 
 INLINE = "module://matplotlib_inline.backend_inline"  # what ipykernel sets: figures appear as outputs
@@ -235,7 +235,7 @@ class Runner:
 def serve(sock: socket.socket) -> None:
     """Answer ``run`` requests on ``sock`` until the grader closes it."""
     runner = Runner()
-    send_frame(sock, encode_reply({"ready": True}))
+    send_frame(sock, encode_reply(hello(0.0)))
 
     def respond(data: Message, fds: list[int]) -> bytes:
         for fd in fds:

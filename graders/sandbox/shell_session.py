@@ -16,15 +16,16 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import cast
 
 import nbformat
 from nbformat import NotebookNode
 
 from graders.model.errors import VecgradeError
-from graders.sandbox.protocol import Op, request
+from graders.sandbox.protocol import CellRun, Op, OtherProtocol, read_reply, request
 from graders.sandbox.session import ForkServer, WorkerFailure, end_program
 from graders.sandbox.spec import Limits, Where, environment
-from graders.sandbox.wire import WireError, decode, recv_frame, send_frame
+from graders.sandbox.wire import WireError, recv_frame, send_frame
 
 GRACE = 5.0  # seconds a shell has, past a cell's budget, to give up the cell after its own interrupt
 MAX_REPLY_BYTES = 64 * 1024 * 1024
@@ -140,12 +141,11 @@ class ShellSession:
             theirs.close()
         self.sock = mine
         try:
-            reply = decode(recv_frame(mine, time.monotonic() + self.limits.start_timeout, 1024))
-        except (TimeoutError, EOFError, OSError, WireError):
-            reply = None
-        if not isinstance(reply, dict) or "ready" not in reply:
+            read_reply(recv_frame(mine, time.monotonic() + self.limits.start_timeout, 1024), None)  # its hello
+        except (TimeoutError, EOFError, OSError, WireError) as exc:
             self.close()
-            raise ShellStopped("the notebook's kernel could not start")
+            why = f": {exc}" if isinstance(exc, OtherProtocol) else ""
+            raise ShellStopped(f"the notebook's kernel could not start{why}") from None
         self.started = True
 
     def _program(self, theirs: socket.socket, confined: bool, uid: int) -> subprocess.Popen:
@@ -182,14 +182,15 @@ class ShellSession:
         started = time.monotonic()
         try:
             send_frame(sock, request(Op.RUN, source=source, budget=budget, limit=limit), timeout=10)
-            reply = decode(recv_frame(sock, started + budget + GRACE, MAX_REPLY_BYTES))
-        except (TimeoutError, EOFError, OSError, WireError):
+            answer = read_reply(recv_frame(sock, started + budget + GRACE, MAX_REPLY_BYTES), Op.RUN)
+        except (TimeoutError, EOFError, OSError, WireError):  # WireError: unreadable, or not a reply to run
             self.close()
             raise ShellStopped("the notebook's kernel stopped") from None
         seconds = time.monotonic() - started
-        if not isinstance(reply, dict) or "outputs" not in reply or not isinstance(reply["outputs"], list):
+        if "outputs" not in answer:  # ``Failed``: the shell could not run the cell
             self.close()
             raise ShellStopped("the notebook's kernel stopped")
+        reply = cast(CellRun, answer)  # read_reply checked it: a run's reply is a CellRun or Failed
         outputs = []
         for raw in reply["outputs"]:
             checked = checked_output(raw)

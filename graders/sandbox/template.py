@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 from graders.sandbox.clock import listen_for_credentials
-from graders.sandbox.processes import WorkerFailure, end_program, read_reply
+from graders.sandbox.processes import OtherVersion, WorkerFailure, end_program, read_reply
 from graders.sandbox.protocol import Op, request
 from graders.sandbox.scratch import Scratch
 from graders.sandbox.server_handle import ForkServer
@@ -99,13 +99,13 @@ class Template:
         parent = self.control
         assert parent is not None, "launched"
         try:
-            reply = read_reply(parent, self.limits.start_timeout)
+            read_reply(parent, self.limits.start_timeout, None)  # its hello, in this protocol's version
+        except OtherVersion:
+            self.close()
+            raise  # says which versions
         except (TimeoutError, EOFError, OSError, WorkerFailure):
             self.close()
             raise WorkerFailure("the Python process that runs it could not start") from None
-        if "ready" not in reply:
-            self.close()
-            raise WorkerFailure("the Python process that runs it could not start")
 
     def _ask(self, op: Op, fds=(), **payload) -> dict:
         if not self.alive:
@@ -114,7 +114,7 @@ class Template:
         assert control is not None, "a live template has its control socket (start and close set both)"
         try:
             send_frame(control, request(op, **payload), fds, timeout=10)
-            return read_reply(control, 10)
+            return read_reply(control, 10, op)
         except (TimeoutError, EOFError, OSError, WorkerFailure):
             self.close()  # a template that does not answer goes, with every child it holds
             raise WorkerFailure("the Python process that runs it died") from None
@@ -127,6 +127,9 @@ class Template:
             reply = self._ask(Op.SPAWN, fds=[theirs.fileno()])
         finally:
             theirs.close()
+        if "pid" not in reply:  # ``Failed``: it did not fork
+            mine.close()
+            raise WorkerFailure("the Python process that runs it could not start")
         return mine, int(reply["pid"])
 
     def kill(self, pid: int) -> None:

@@ -34,11 +34,21 @@ import types
 
 from graders.model.errors import VecgradeError
 from graders.sandbox.exits import ProcessExit
-from graders.sandbox.protocol import Killed, Op, Role, Started, dispatch, encode_reply, read_request, serve_requests
+from graders.sandbox.protocol import (
+    HELLO,
+    Killed,
+    Op,
+    Role,
+    Started,
+    dispatch,
+    encode_reply,
+    hello,
+    read_request,
+    serve_requests,
+)
 from graders.sandbox.wire import Message, send_frame
 
 MAX_ERROR = 300  # characters of a student's exception message that reach feedback
-HELLO = b"vecgrade"  # a child's first bytes on its socket
 
 
 def _error_text(exc: BaseException) -> str:
@@ -330,7 +340,7 @@ def warm_start(*warm_ups) -> socket.socket:
     _warm_up()
     for warm_up in warm_ups:
         warm_up()
-    send_frame(control, encode_reply({"ready": time.perf_counter() - start}))
+    send_frame(control, encode_reply(hello(time.perf_counter() - start)))
     return control
 
 

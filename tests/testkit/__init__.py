@@ -39,3 +39,13 @@ def make_demo_class(directory: Path, assignment: str = "broadcasting", extra_con
     with course.api() as api:
         assert api.release_assignment(assignment)["success"]
     return course, submit_class(course, assignment)
+
+
+def graded_gradebook(cells: dict[str, float], students: list[str]):
+    """What ``graders.course.results`` reads of a gradebook: an assignment with these grade cells (name: max
+    points) and a submission by each of ``students``."""
+    from types import SimpleNamespace
+    grade_cells = [SimpleNamespace(name=n, max_score=m) for n, m in cells.items()]
+    recorded = SimpleNamespace(submissions=[SimpleNamespace(student=SimpleNamespace(id=s)) for s in students],
+                               notebooks=[SimpleNamespace(grade_cells=grade_cells)])
+    return SimpleNamespace(find_assignment=lambda name: recorded)
