@@ -36,7 +36,7 @@ from graders.checks.static import Submission, summarize
 from graders.checks.timing import Calibration, Staged, draw
 from graders.checks.vocabulary import Timeouts, Verdict
 from graders.model.exercise import Assignment, Exercise
-from graders.model.fingerprint import fingerprint
+from graders.model.fingerprint import fingerprint, grader_fingerprint
 from graders.model.store import Store, VerdictStore
 from graders.model.verdict import Reason, all_parts, disrupted, not_graded, own_doing
 from graders.sandbox.session import ForkServer, Limits, Template, WorkerFailure, WorkerSession
@@ -76,9 +76,11 @@ def deferred() -> dict[str, Verdict]:
 
 
 def verdict_salt(seed: int, assignment: Assignment, limits: Limits, timeouts: Timeouts, confined: bool) -> str:
-    """What a verdict depends on besides the program: the hidden cases' seed, the definitions' fingerprint and the
-    grading settings. The one salt of every program key that verdicts are shared or kept under."""
-    return json.dumps([seed, definitions_digest(assignment), repr(limits), repr(timeouts), confined])
+    """What a verdict depends on besides the program: the hidden cases' seed, the definitions' fingerprint, the
+    grader's own (its rules and measurements) and the grading settings. The one salt of every program key that
+    verdicts are shared or kept under."""
+    return json.dumps([seed, definitions_digest(assignment), grader_fingerprint(), repr(limits), repr(timeouts),
+                       confined])
 
 
 def exercise_seed(run_seed: int, name: str) -> int:

@@ -7,19 +7,22 @@ coordinator forgets what it knew (``Engine.definitions``), a process keeps one
 folder and one import per version (``graders.engine.job``,
 ``graders.model.exercise.load_assignment_once``), and a verdict's salt holds it
 (``graders.checks.submission.verdict_salt``), so a verdict kept under older
-definitions is never reused. A graded notebook records the fingerprint it was
+definitions is never reused. The salt also holds ``grader_fingerprint``, the same digest of the grader's own
+deciding code, so neither is a verdict kept by an older grader. A graded notebook records the fingerprint it was
 graded under (``stamp``, read back with ``stamped``), so the teacher's views
 (``graders.course.results.version_changes``) say which marks are from older
 definitions.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
 SUFFIXES = (".py", ".md")  # what a definitions folder holds that grading reads
+DECIDING = ("model", "sandbox", "checks")  # the subpackages of graders whose code decides a verdict
 
 
 def definitions_files(folder: Path) -> dict[str, str]:
@@ -58,3 +61,17 @@ def stamped(metadata) -> str:
     entry = metadata.get(STAMP) if isinstance(metadata, Mapping) else None
     digest = entry.get("definitions") if isinstance(entry, Mapping) else None
     return digest if isinstance(digest, str) else ""
+
+
+def code_fingerprint(package: Path) -> str:
+    """``fingerprint`` of the code in ``package`` that decides a verdict (its ``DECIDING`` subpackages)."""
+    return fingerprint({str(p.relative_to(package)): p.read_text(encoding="utf-8")
+                        for sub in DECIDING for p in sorted((package / sub).rglob("*.py"))})
+
+
+@functools.cache
+def grader_fingerprint() -> str:
+    """``code_fingerprint`` of this grader (the model, the sandbox and the checks), read once per process: a
+    verdict kept by an older grader (a rule, a tolerance or a measurement changed) is never reused by a newer
+    one."""
+    return code_fingerprint(Path(__file__).resolve().parent.parent)
