@@ -14,7 +14,7 @@ import pytest
 
 from graders.model.exercise import load_assignment
 
-from tests.testkit import ROOT
+from tests.testkit import ROOT, admin_tool
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +47,7 @@ def postgres_url():
     if os.geteuid() == 0:  # PostgreSQL refuses to run as root
         os.chmod(folder, 0o755)
         os.chown(folder, 65534, 65534)
-        as_user = ["runuser", "-u", "nobody", "--"]
+        as_user = [admin_tool("runuser"), "-u", "nobody", "--"]
     data, port = folder / "data", _free_port()
     ctl = as_user + [str(bindir / "pg_ctl"), "-D", str(data), "-w"]
     try:

@@ -26,6 +26,8 @@ from graders.model.exercise import Assignment
 from graders.model.notebook import answer_id
 from graders.serve.ledger import Entry, Ledger, ledger_url
 
+from tests.testkit import admin_tool
+
 STUDENT_NBGRADER = "nbgrader==0.9.6"
 SYSTEM_PYTHON = "/usr/bin/python3"
 VECGRADE = str(Path(sys.executable).with_name("vecgrade"))
@@ -98,7 +100,7 @@ class Student:
         """``args`` as this user, in their home, with a clean environment: their own PATH, HOME and cache."""
         variables = {"HOME": str(self.home), "USER": self.name, "LOGNAME": self.name, "LANG": "C.UTF-8",
                      "PATH": f"{self.env / 'bin'}:/usr/bin:/bin"}
-        cmd = ["runuser", "-u", self.name, "--", "env", "-i", *[f"{k}={v}" for k, v in variables.items()], *args]
+        cmd = [admin_tool("runuser"), "-u", self.name, "--", "env", "-i", *[f"{k}={v}" for k, v in variables.items()], *args]
         proc = subprocess.run(cmd, cwd=self.home, input=stdin, capture_output=True, text=True, timeout=timeout)
         if check and proc.returncode != 0:
             raise AssertionError(f"{' '.join(args)} as {self.name} failed ({proc.returncode}):\n"
@@ -132,7 +134,7 @@ def students(names: list[str], exchange: Path, course_id: str) -> Iterator[dict[
     try:
         for name in names:
             user = f"{prefix}_{name}"
-            subprocess.run(["useradd", "-m", "-s", "/bin/sh", user], check=True, capture_output=True)
+            subprocess.run([admin_tool("useradd"), "-m", "-s", "/bin/sh", user], check=True, capture_output=True)
             home = Path(f"/home/{user}")
             made[name] = Student(user, home, env)
             config = home / ".jupyter" / "nbgrader_config.py"
@@ -143,7 +145,7 @@ def students(names: list[str], exchange: Path, course_id: str) -> Iterator[dict[
         yield made
     finally:
         for s in made.values():
-            subprocess.run(["userdel", "-r", "-f", s.name], capture_output=True)
+            subprocess.run([admin_tool("userdel"), "-r", "-f", s.name], capture_output=True)
 
 
 @contextmanager

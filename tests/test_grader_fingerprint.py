@@ -33,8 +33,8 @@ def test_a_change_elsewhere_keeps_the_fingerprint(tmp_path):
 
 
 def test_the_verdict_salt_holds_it(monkeypatch):
-    from graders.checks import submission
     from graders import KIT_ROOT
+    from graders.checks import submission
     from graders.model.exercise import load_course
     assignment = load_course(KIT_ROOT / "assignments")["broadcasting"]
     args = (0, assignment, None, None, True)

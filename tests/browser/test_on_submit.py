@@ -18,7 +18,7 @@ from test_flows import accept_dialogs, index_of, set_source
 
 from graders.course.personas import loop_answer
 
-from tests.testkit import generated_course
+from tests.testkit import admin_tool, generated_course
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser, pytest.mark.root]  # students are Unix users (useradd)
 A = "broadcasting"
@@ -37,7 +37,7 @@ def student_lab(student: Student):
                  "PATH": f"{student.env / 'bin'}:/usr/bin:/bin"}
     log = open(f"/tmp/vecgrade-lab-{student.name}.log", "w")
     server = subprocess.Popen(
-        ["runuser", "-u", student.name, "--", "env", "-i", *[f"{k}={v}" for k, v in variables.items()],
+        [admin_tool("runuser"), "-u", student.name, "--", "env", "-i", *[f"{k}={v}" for k, v in variables.items()],
          str(student.env / "bin" / "jupyter"), "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
          f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={student.home}", "--LabApp.news_url=None",
          "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],

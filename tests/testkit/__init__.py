@@ -2,11 +2,23 @@
 class (fixtures stay in tests/conftest.py). Imported as ``tests.testkit`` (pyproject.toml puts the repository's
 root on pytest's path); not ``helpers``, which a test process could then import by that name, the name of a
 student's own module in the honest corpora."""
+import os
+import shutil
 from pathlib import Path
 
 from graders.model.exercise import load_assignment
 
 ROOT = Path(__file__).resolve().parents[2]
+SBIN = ("/usr/sbin", "/sbin")  # where Debian keeps useradd, userdel and runuser; a minimal PATH (env -i's) has neither
+
+
+def admin_tool(name: str) -> str:
+    """The path of a system administration command (``useradd``, ``runuser``) that tests run as root: found on
+    PATH or in the sbin folders a minimal PATH leaves out."""
+    found = shutil.which(name, path=os.pathsep.join([os.environ.get("PATH", ""), *SBIN]))
+    if found is None:
+        raise FileNotFoundError(f"{name} is on neither PATH nor {', '.join(SBIN)}")
+    return found
 
 
 def program(assignment, **answers):
