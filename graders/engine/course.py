@@ -123,19 +123,25 @@ class Course:
 
 
 def gradebook_marks(gb: Gradebook, assignment: GradedAssignment) -> dict[str, tuple[dict[str, float | None], float]]:
-    """{student: ({grade_id: score or None}, seconds late)} for every submission of ``assignment`` in ``gb``."""
-    from nbgrader.api import MissingEntry
+    """{student: ({grade_id: score or None}, seconds late)} for every submission of ``assignment`` in ``gb``.
+
+    nbgrader's objects, as its own ``find_submission`` gives them, read in a few queries: each submission's
+    notebooks, grades and their cells loaded with it (one query per grade otherwise, a second for a class of 100)."""
+    from nbgrader.api import Grade, MissingEntry, SubmittedAssignment, SubmittedNotebook
+    from sqlalchemy.orm import selectinload
     ids = [ex.grade_id(p) for ex in assignment.exercises for p in PARTS]
+    try:
+        recorded = gb.find_assignment(assignment.name)
+    except MissingEntry:
+        return {}
+    submissions = gb.db.query(SubmittedAssignment).filter(SubmittedAssignment.assignment_id == recorded.id).options(
+        selectinload(SubmittedAssignment.notebooks).selectinload(SubmittedNotebook.grades).joinedload(Grade.cell))
     out: dict[str, tuple[dict[str, float | None], float]] = {}
-    for student in gb.students:
-        try:
-            sub = gb.find_submission(assignment.name, student.id)
-        except MissingEntry:
-            continue
+    for sub in submissions:
         marks: dict[str, float | None] = {i: None for i in ids}
         for nb in sub.notebooks:
             for grade in nb.grades:
                 if grade.name in marks:
                     marks[grade.name] = grade.score
-        out[student.id] = (marks, sub.total_seconds_late or 0)
+        out[sub.student_id] = (marks, sub.total_seconds_late or 0)
     return out
