@@ -6,12 +6,13 @@ import subprocess
 import pytest
 
 from graders.course.lock import LOCK_NAME
+from graders.model.catalogue import CATALOGUE
 from graders.serve.ledger import LEDGER_FILE
 from graders.serve.service import SERVICE_LOCK
 
 from tests.testkit import ROOT
 
-WRITTEN = [LEDGER_FILE, f"{LEDGER_FILE}-journal", SERVICE_LOCK, LOCK_NAME, "gradebook.db", "ungraded.csv",
+WRITTEN = [LEDGER_FILE, f"{LEDGER_FILE}-journal", SERVICE_LOCK, LOCK_NAME, CATALOGUE, "gradebook.db", "ungraded.csv",
            "arrivals.csv", "grades.csv", "canvas.csv", "moodle.csv", "downloaded/broadcasting/archive/all.zip", "submitted/ada/broadcasting/broadcasting.ipynb",
            "docs/__pycache__/hooks.cpython-311.pyc", "site/index.html"]
 KEPT = ["assignments/broadcasting.py", "nbgrader_config.py", "docs/instructor.md", "source/broadcasting/x.ipynb"]

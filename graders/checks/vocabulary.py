@@ -5,26 +5,15 @@ composes them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
+from graders.checks.timeouts import Timeouts
 from graders.model.errors import VecgradeError
 from graders.model.verdict import Reason, Verdict
 from graders.sandbox.session import Deadline, WorkerFailure
 
 __all__ = ["Disrupted", "OutOfTime", "StudentError", "Timeouts", "Verdict", "answer", "clone_args", "disruption",
            "param_names"]
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    """Seconds one call of the student's function may take, per purpose; ``cell``: per cell while loading."""
-
-    call: float = 10.0
-    count: float = 20.0
-    bench_min: float = 1.0  # floor of a timed request's deadline: far above an honest request (~20-40 ms)
-    cell: float = 30.0
 
 
 class StudentError(VecgradeError):

@@ -102,8 +102,16 @@ def choose(kind: str, name: str, valid, where: str = "") -> None:
 
 
 def find_assignment(course, name: str):
+    """The assignment's definitions, imported (torch and all)."""
     choose("assignment", name, list(course.assignments))
     return course.assignments[name]
+
+
+def find_entry(course, name: str):
+    """The assignment's entry in the definitions' catalogue (names and points, no torch: ``Course.catalogue``)."""
+    catalogue = course.catalogue
+    choose("assignment", name, list(catalogue))
+    return catalogue[name]
 
 
 def gradebook(course):

@@ -9,7 +9,19 @@ from typing import Optional
 import typer
 from rich.markup import escape
 
-from graders.cli.base import COURSE, app, choose, console, fail, find_assignment, gradebook, open_course, say, writable
+from graders.cli.base import (
+    COURSE,
+    app,
+    choose,
+    console,
+    fail,
+    find_assignment,
+    find_entry,
+    gradebook,
+    open_course,
+    say,
+    writable,
+)
 from graders.model.inert import inert
 from graders.model.verdict import PARTS  # not graders.model.exercise: it imports torch (2 s), and --help needs none
 
@@ -82,7 +94,7 @@ def status(assignment: Optional[str] = typer.Argument(None, help="One assignment
     from graders.course.results import NoGradebook
     from graders.course.status import status_table
     c = open_course(course)
-    names = [find_assignment(c, assignment).name] if assignment else list(c.assignments)
+    names = [find_entry(c, assignment).name] if assignment else list(c.catalogue)
     try:
         table, lines = status_table(c, names)
     except NoGradebook as exc:  # one that cannot be opened; none at all is a line under the table
@@ -113,13 +125,13 @@ def export(assignments: Optional[list[str]] = typer.Argument(None, help="Assignm
     if roster is not None and form == "parts":
         fail("--roster is for --format canvas or moodle (the parts export names students by their nbgrader id)")
     c = open_course(course)
-    chosen = [find_assignment(c, name) for name in assignments or []]
+    chosen = [find_entry(c, name) for name in assignments or []]
     roster_rows = _roster(roster) if roster is not None else None
     writable(to, "--to")
     with gradebook(c) as gb:
         if not chosen:
             in_gb = {a.name for a in gb.assignments}
-            chosen = [a for n, a in c.assignments.items() if n in in_gb]
+            chosen = [a for n, a in c.catalogue.items() if n in in_gb]
         rows = export_rows(gb, c, chosen)
         changes = {a.name: (version_changes(gb, c, a), version_fix(gb, c, a)) for a in chosen}
         known = [r["student_id"] for r in rows[1:]]

@@ -24,9 +24,9 @@ from traitlets import Unicode
 
 from graders.course.results import class_marks, max_points, version_changes
 from graders.engine.course import Course
+from graders.model.catalogue import GradedAssignment
 from graders.model.csvsafe import write_rows
 from graders.model.errors import VecgradeError
-from graders.model.exercise import Assignment
 
 MAX_ROW = "max points"
 
@@ -35,7 +35,7 @@ def _fmt(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
 
-def export_rows(gb: Gradebook, course: Course, assignments: list[Assignment],
+def export_rows(gb: Gradebook, course: Course, assignments: list[GradedAssignment],
                 students: list[str] | None = None) -> list[dict[str, str]]:
     """The export as dict rows, the max-points row first. Columns are ``assignment/grade_id``."""
     people = {s.id: s for s in gb.students}
@@ -75,7 +75,7 @@ class PartsExportPlugin(ExportPlugin):
 
     def export(self, gradebook: Gradebook) -> None:
         course = Course(Path(self.course))
-        known = course.assignments
+        known = course.catalogue
         in_gradebook = {a.name for a in gradebook.assignments}
         names = [str(a) for a in self.assignment] or [n for n in known if n in in_gradebook]
         unknown = [n for n in names if n not in known]
@@ -185,7 +185,7 @@ def identities(gb: Gradebook, students: list[str], roster: dict[str, dict[str, s
     return out
 
 
-def assignment_totals(gb: Gradebook, course: Course, assignments: list[Assignment]
+def assignment_totals(gb: Gradebook, course: Course, assignments: list[GradedAssignment]
                       ) -> dict[str, dict[str, float | None]]:
     """{assignment: {student: total points, None when not graded}} for everyone in the gradebook or submitted."""
     out: dict[str, dict[str, float | None]] = {}
@@ -199,7 +199,7 @@ def lms_students(gb: Gradebook, totals: dict[str, dict[str, float | None]]) -> l
     return sorted({s.id for s in gb.students} | {s for rows in totals.values() for s in rows})
 
 
-def canvas_rows(assignments: list[Assignment], totals: dict[str, dict[str, float | None]],
+def canvas_rows(assignments: list[GradedAssignment], totals: dict[str, dict[str, float | None]],
                 people: dict[str, Identity]) -> tuple[list[str], list[dict[str, str]]]:
     """(header, rows) of Canvas's gradebook import: the identity columns, one column per assignment, the
     ``Points Possible`` row first. Without a roster, ``SIS Login ID`` is the nbgrader id."""
@@ -213,7 +213,7 @@ def canvas_rows(assignments: list[Assignment], totals: dict[str, dict[str, float
     return header, rows
 
 
-def moodle_rows(assignments: list[Assignment], totals: dict[str, dict[str, float | None]],
+def moodle_rows(assignments: list[GradedAssignment], totals: dict[str, dict[str, float | None]],
                 people: dict[str, Identity]) -> tuple[list[str], list[dict[str, str]]]:
     """(header, rows) of Moodle's "Import grades from CSV": identity columns (map one of ``ID number``, ``Username``,
     ``Email address``), one column per assignment. No max-points row: Moodle would read it as a student. ``Username``

@@ -22,7 +22,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbgrader.api import Gradebook, MissingEntry
 
 from graders.course.results import late
-from graders.model.exercise import PARTS
+from graders.model.verdict import PARTS
 
 TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
 NBGRADER_TEMPLATES = os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")

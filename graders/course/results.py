@@ -15,12 +15,12 @@ from nbgrader.api import Gradebook, MissingEntry
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
-from graders.course.grade import ungraded
+from graders.course.ungraded import ungraded
 from graders.engine.course import Course, _put_scripts_on_path, gradebook_marks
 from graders.engine.paths import Step
+from graders.model.catalogue import GradedAssignment, max_points
 from graders.model.csvsafe import write_rows
 from graders.model.errors import VecgradeError
-from graders.model.exercise import PARTS, Assignment
 from graders.model.fingerprint import stamped
 
 
@@ -89,7 +89,7 @@ def gradebook_problem(course: Course, assignment: str) -> str | None:
     return None
 
 
-def _differences(gb: Gradebook, assignment: Assignment) -> tuple[list[str], list[str]]:
+def _differences(gb: Gradebook, assignment: GradedAssignment) -> tuple[list[str], list[str]]:
     """(grade cells added or removed, points changed) between the gradebook's graded version and the definitions."""
     try:
         recorded = gb.find_assignment(assignment.name)
@@ -106,7 +106,7 @@ def _differences(gb: Gradebook, assignment: Assignment) -> tuple[list[str], list
     return shape, points
 
 
-def graded_under(gb: Gradebook, course: Course, assignment: Assignment) -> dict[str, str]:
+def graded_under(gb: Gradebook, course: Course, assignment: GradedAssignment) -> dict[str, str]:
     """{student with a submission in the gradebook: the definitions' fingerprint their autograded notebook records}
     ("" for a notebook that records none: missing, unreadable, or graded before notebooks recorded it)."""
     try:
@@ -123,7 +123,7 @@ def graded_under(gb: Gradebook, course: Course, assignment: Assignment) -> dict[
     return out
 
 
-def older_definitions(gb: Gradebook, course: Course, assignment: Assignment) -> str:
+def older_definitions(gb: Gradebook, course: Course, assignment: GradedAssignment) -> str:
     """Whether the definitions changed since any submission was graded, in words ("" when none was): decided by
     their fingerprint (``graders.model.fingerprint``, the one answer to "did the definitions change?"), the
     current one against each graded notebook's. A notebook that records none is not counted, nor is any when
@@ -138,7 +138,7 @@ def older_definitions(gb: Gradebook, course: Course, assignment: Assignment) -> 
             "(cases, rules, points or lessons): their marks are from the older definitions")
 
 
-def version_changes(gb: Gradebook, course: Course, assignment: Assignment) -> list[str]:
+def version_changes(gb: Gradebook, course: Course, assignment: GradedAssignment) -> list[str]:
     """How the definitions differ from what the class was graded on ([] when they agree, or nobody was graded):
     the grade cells added, removed or of other points (nbgrader keeps a graded assignment's cells, so the
     gradebook holds the older version), then ``older_definitions`` when the definitions changed since."""
@@ -147,7 +147,7 @@ def version_changes(gb: Gradebook, course: Course, assignment: Assignment) -> li
     return shape + points + ([older] if older else [])
 
 
-def version_fix(gb: Gradebook, course: Course, assignment: Assignment) -> str:
+def version_fix(gb: Gradebook, course: Course, assignment: GradedAssignment) -> str:
     """What to do about ``version_changes`` ("" when there are none)."""
     shape, points = _differences(gb, assignment)
     name = assignment.name
@@ -186,16 +186,12 @@ class StudentRow:
         return sum(m or 0 for m in self.marks.values()) if self.graded else None
 
 
-def max_points(assignment: Assignment) -> dict[str, float]:
-    return {ex.grade_id(p): ex.points.of(p) for ex in assignment.exercises for p in PARTS}
-
-
 def late(seconds: float) -> str:
     """How late a submission was, in words: "late 1.5 h", "late 42 s" (the export's status, the feedback page)."""
     return f"late {seconds / 3600:.1f} h" if seconds >= 360 else f"late {seconds:.0f} s"
 
 
-def class_marks(gb: Gradebook, course: Course, assignment: Assignment) -> list[StudentRow]:
+def class_marks(gb: Gradebook, course: Course, assignment: GradedAssignment) -> list[StudentRow]:
     """One row per student who submitted or is in the gradebook for ``assignment``, sorted by name.
 
     The marks table used by ``report``, its CSV and the export; swap this one function to change it.
@@ -214,7 +210,7 @@ def class_marks(gb: Gradebook, course: Course, assignment: Assignment) -> list[S
     return [rows[s] for s in sorted(rows)]
 
 
-def write_parts_csv(dest: Path, assignment: Assignment, rows: list[StudentRow]) -> None:
+def write_parts_csv(dest: Path, assignment: GradedAssignment, rows: list[StudentRow]) -> None:
     """``vecgrade report --csv``: one row per student, one column per exercise part, total and status."""
     ids = list(max_points(assignment))
     write_rows(dest, ["student", *ids, "total", "status"],

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from rich.markup import escape
 from rich.table import Table
 
-from graders.course.grade import ungraded
 from graders.course.results import NothingGraded, feedback_paths, gradebook_submissions
+from graders.course.ungraded import ungraded
 from graders.engine.course import Course
 from graders.engine.paths import Step
 from graders.model.inert import inert

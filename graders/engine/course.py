@@ -1,4 +1,8 @@
-"""A course directory and nbgrader's own API on it, configured by its ``nbgrader_config.py``."""
+"""A course directory and nbgrader's own API on it, configured by its ``nbgrader_config.py``.
+
+Imports neither torch nor nbgrader's gradebook and apps at the top: ``vecgrade status`` and ``vecgrade export`` read
+the definitions' ``catalogue`` (names and points, no torch); ``assignments`` imports the definitions themselves.
+"""
 from __future__ import annotations
 
 import os
@@ -6,13 +10,26 @@ import sys
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.apps import NbGraderAPI
 from traitlets.config.loader import PyFileConfigLoader
 
 from graders.engine.paths import CoursePaths, Step
-from graders.model.exercise import PARTS, Assignment, load_course
+from graders.model.catalogue import (
+    CATALOGUE,
+    AssignmentEntry,
+    GradedAssignment,
+    entry_of,
+    read_catalogue,
+    write_catalogue,
+)
+from graders.model.fingerprint import folder_fingerprint
+from graders.model.verdict import PARTS
+
+if TYPE_CHECKING:
+    from nbgrader.api import Gradebook
+
+    from graders.model.exercise import Assignment
 
 
 def _put_scripts_on_path() -> None:
@@ -30,7 +47,24 @@ class Course:
 
     @property
     def assignments(self) -> dict[str, Assignment]:
+        """The definitions, imported (torch and all), by name in course order."""
+        from graders.model.exercise import load_course
         return load_course(self.root / "assignments")
+
+    @property
+    def catalogue(self) -> dict[str, AssignmentEntry]:
+        """The definitions' names and points, by name in course order, without importing them while the catalogue
+        file was written for the definitions as they are now (``graders.model.catalogue``); else they are imported
+        and the catalogue is written again."""
+        fingerprint = folder_fingerprint(self.root / "assignments")
+        found = read_catalogue(self.root / CATALOGUE, fingerprint)
+        if found is not None:
+            return found
+        loaded = self.assignments
+        entries = [entry_of(a) for a in loaded.values()]
+        fingerprint = next(iter(loaded.values())).fingerprint if loaded else fingerprint  # of what was imported
+        write_catalogue(self.root / CATALOGUE, fingerprint, entries)
+        return {e.name: e for e in entries}
 
     @property
     def db_url(self) -> str:
@@ -67,6 +101,7 @@ class Course:
         old = os.getcwd()
         os.chdir(self.root)
         try:
+            from nbgrader.apps import NbGraderAPI
             yield NbGraderAPI(config=config if config is not None else self.config(plain, confined))
         finally:
             os.chdir(old)
@@ -80,25 +115,33 @@ class Course:
         """Every student with a folder ``submitted/<student>/<assignment>/``."""
         return self.paths.students(Step.SUBMITTED, assignment)
 
-    def part_scores(self, assignment: Assignment) -> dict[str, dict[str, float | None]]:
+    def part_scores(self, assignment: GradedAssignment) -> dict[str, dict[str, float | None]]:
         """{student: {grade_id: score}} for every student with a submission in the gradebook."""
+        from nbgrader.api import Gradebook
         with Gradebook(self.db_url) as gb:
             return {student: marks for student, (marks, _) in gradebook_marks(gb, assignment).items()}
 
 
-def gradebook_marks(gb: Gradebook, assignment: Assignment) -> dict[str, tuple[dict[str, float | None], float]]:
-    """{student: ({grade_id: score or None}, seconds late)} for every submission of ``assignment`` in ``gb``."""
+def gradebook_marks(gb: Gradebook, assignment: GradedAssignment) -> dict[str, tuple[dict[str, float | None], float]]:
+    """{student: ({grade_id: score or None}, seconds late)} for every submission of ``assignment`` in ``gb``.
+
+    nbgrader's objects, as its own ``find_submission`` gives them, read in a few queries: each submission's
+    notebooks, grades and their cells loaded with it (one query per grade otherwise, a second for a class of 100)."""
+    from nbgrader.api import Grade, MissingEntry, SubmittedAssignment, SubmittedNotebook
+    from sqlalchemy.orm import selectinload
     ids = [ex.grade_id(p) for ex in assignment.exercises for p in PARTS]
+    try:
+        recorded = gb.find_assignment(assignment.name)
+    except MissingEntry:
+        return {}
+    submissions = gb.db.query(SubmittedAssignment).filter(SubmittedAssignment.assignment_id == recorded.id).options(
+        selectinload(SubmittedAssignment.notebooks).selectinload(SubmittedNotebook.grades).joinedload(Grade.cell))
     out: dict[str, tuple[dict[str, float | None], float]] = {}
-    for student in gb.students:
-        try:
-            sub = gb.find_submission(assignment.name, student.id)
-        except MissingEntry:
-            continue
+    for sub in submissions:
         marks: dict[str, float | None] = {i: None for i in ids}
         for nb in sub.notebooks:
             for grade in nb.grades:
                 if grade.name in marks:
                     marks[grade.name] = grade.score
-        out[student.id] = (marks, sub.total_seconds_late or 0)
+        out[sub.student_id] = (marks, sub.total_seconds_late or 0)
     return out

@@ -22,12 +22,12 @@ from typing import Callable, Iterable, Sequence
 
 import torch
 
+from graders.model.catalogue import Points, grade_id
 from graders.model.fingerprint import folder_fingerprint
 from graders.model.hints import LOOP_HINT
+from graders.model.verdict import PARTS
 
 FLOAT32_EPS = torch.finfo(torch.float32).eps  # the precision an exercise's rtol and atol are written for
-
-PARTS = ("correct", "vectorized", "fast")
 
 
 @dataclass(frozen=True)
@@ -51,16 +51,6 @@ class Example:
     setup: str
     call: str
     note: str = ""
-
-
-@dataclass(frozen=True)
-class Points:
-    correct: float = 2.0
-    vectorized: float = 1.0
-    fast: float = 1.0
-
-    def of(self, part: str) -> float:
-        return getattr(self, part)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -175,7 +165,7 @@ class Exercise:
         return max((float(a.abs().max()) for a in floats), default=0.0)
 
     def grade_id(self, part: str) -> str:
-        return f"{self.name}_{part}"
+        return grade_id(self.name, part)
 
     def reference_source(self) -> str:
         return function_source(self.reference)

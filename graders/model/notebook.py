@@ -11,10 +11,14 @@ out only ever removes code from the program: nothing a left-out cell does runs w
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from nbformat import NotebookNode
 
-from graders.model.exercise import PARTS, Assignment
+from graders.model.verdict import PARTS
+
+if TYPE_CHECKING:
+    from graders.model.exercise import Assignment
 
 SETUP_ID = "setup"
 SELFCHECK_MODULE = "graders.student.selfcheck"

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from typing import TYPE_CHECKING
 
 from nbformat.v4 import new_output
 from nbgrader.converters.base import NbGraderException
@@ -43,7 +44,9 @@ from graders.pipeline.intake import Intake, copy_regular_files
 from graders.pipeline.outputs import cap_outputs, cut_notice
 from graders.sandbox.jail import PASSED_ENV
 from graders.sandbox.policy import Sandbox
-from graders.sandbox.shell_session import ShellSession, ShellStopped
+
+if TYPE_CHECKING:
+    from graders.sandbox.shell_session import ShellSession
 
 TIMED_OUT = "stopped after {seconds:g} s: the cell ran past its time budget"
 NOT_RUN = "(not run: {why})\n"
@@ -87,6 +90,7 @@ class ResilientExecute(NbGraderPreprocessor):
             skip = [*CourseDirectory(config=self.config).ignore, "*.ipynb"]  # what nbgrader does not copy either
             copy_regular_files(folder, work, Intake(config=self.config), skip)
             env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
+            from graders.sandbox.shell_session import ShellSession  # torch: when a notebook runs, not in the config
             with ShellSession(sandbox, scratch.name, work, env, sandbox.limits(self.start_timeout)) as shell:
                 self._run_cells(nb, shell)
         finally:
@@ -94,6 +98,7 @@ class ResilientExecute(NbGraderPreprocessor):
         return nb, resources
 
     def _run_cells(self, nb, shell: ShellSession) -> None:
+        from graders.sandbox.shell_session import ShellStopped
         deadline = time.monotonic() + self.notebook_budget
         bytes_left = self.max_notebook_bytes
         stopped = ""  # why no more cells run

@@ -13,6 +13,7 @@ so nbgrader records nothing (``vecgrade grade`` decides that before recording).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
@@ -22,15 +23,17 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Float, Instance, Integer, Unicode
 
 from graders.checks.own_modules import read_modules
-from graders.checks.submission import GradingRun, verdict_salt
-from graders.checks.vocabulary import Timeouts, Verdict
+from graders.checks.timeouts import Timeouts
 from graders.model.errors import VecgradeError
-from graders.model.exercise import Assignment, load_assignment_once
 from graders.model.fingerprint import stamp
 from graders.model.notebook import grade_id_of, submission_cells
-from graders.model.verdict import ERROR_NAMES, Reason, Status, all_parts, not_graded
+from graders.model.verdict import ERROR_NAMES, Reason, Status, Verdict, all_parts, not_graded
 from graders.sandbox.policy import Sandbox
 from graders.sandbox.spec import Limits
+
+if TYPE_CHECKING:  # torch: imported when a notebook is graded, not when nbgrader_config.py is read
+    from graders.checks.submission import GradingRun
+    from graders.model.exercise import Assignment
 
 VERDICTS = "vecgrade"  # the resources entry that carries verdicts between the coordinator and this step
 
@@ -60,6 +63,8 @@ def salt_for(config, seed: int, assignment: Assignment) -> str:
     """The salt of every program key a grading under ``config`` shares or keeps verdicts under (the same one
     ``GradingRun.grade`` computes in the process that grades)."""
     from traitlets.config import Configurable
+
+    from graders.checks.submission import verdict_salt
     limits, timeouts, sandbox = grading_settings(Configurable(config=config))
     return verdict_salt(seed, assignment, limits, timeouts, sandbox.check())
 
@@ -80,7 +85,7 @@ class TrustedVerdicts(NbGraderPreprocessor):
     cell_timeout = Float(Timeouts.cell,
                          help="Seconds one cell may run while an exercise's program loads").tag(config=True)
     notebook_timeout = Float(600.0, help="Wall-clock seconds for all verdicts of one notebook").tag(config=True)
-    run = Instance(GradingRun, allow_none=True,
+    run = Instance("graders.checks.submission.GradingRun", allow_none=True,
                    help="The grading run (seed, reference workers, loop times) shared by every notebook "
                         "graded in this process; None: one per nbgrader app").tag(config=True)
     refuse_not_graded = Bool(True, help="Raise NotGraded, so that nbgrader records nothing, when a part could not "
@@ -93,6 +98,7 @@ class TrustedVerdicts(NbGraderPreprocessor):
         holder = self.parent if self.parent is not None else self
         run = getattr(holder, "_vecgrade_run", None)
         if run is None:
+            from graders.checks.submission import GradingRun
             run = GradingRun(self.seed)
             holder._vecgrade_run = run
             self.log.info("vecgrade: hidden cases drawn with seed %d", run.seed)
@@ -104,6 +110,7 @@ class TrustedVerdicts(NbGraderPreprocessor):
         if not path.exists():
             self.log.warning("vecgrade: no definitions at %s; grade cells left to nbgrader", path)
             return nb, resources
+        from graders.model.exercise import load_assignment_once
         assignment = load_assignment_once(path)
         shared = resources.setdefault(VERDICTS, {"known": {}, "defer": [], "computed": {}})
         limits, timeouts, sandbox = grading_settings(self)

@@ -1,0 +1,101 @@
+"""Start-up of ``vecgrade --help``, ``vecgrade status`` and ``vecgrade export`` as a teacher runs them: the installed
+``vecgrade`` command in its own process, for a class of ``--students`` (the course of ``status_speed.py``, its
+gradebook holding the assignment's grade cells and every graded student's marks, so the export has marks to write).
+
+Each command runs once to warm up (the first ``status`` after a change of the definitions imports them, torch and
+all, and writes the catalogue), then ``--runs`` times; the best and the median CPU seconds (user + system of the
+command's process, what a loaded machine does not inflate as it does the wall time) and wall seconds are printed,
+with the load average. ``--against DIR`` runs each command with another checkout's ``graders`` too (``PYTHONPATH``),
+interleaved, for a before/after comparison on the same load. The goals (issues 28 and 30): ``--help``, ``status``
+and ``export`` start in at most 1 s idle, ``status`` answers in under 2 s for a class of 100.
+
+    python benchmarks/startup.py [--students 100] [--runs 5] [--against /path/to/an/older/checkout]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+from nbgrader.api import Gradebook
+from sqlalchemy.exc import SAWarning
+from status_speed import A, class_course
+
+from graders.course.results import max_points
+
+VECGRADE = Path(sys.executable).parent / "vecgrade"
+HERE = Path(__file__).resolve().parent.parent  # this checkout
+
+
+def graded_course(directory: Path, n: int):
+    """``status_speed``'s class, its gradebook holding ``A``'s grade cells and full marks for each graded student."""
+    warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own session bookkeeping on add_submission
+    course = class_course(directory, n)
+    points = max_points(course.assignments[A])
+    with Gradebook(course.db_url) as gb:
+        gb.add_notebook(A, A)
+        for gid, p in points.items():
+            gb.add_grade_cell(gid, A, A, max_score=p, cell_type="code")
+        graded = [sub.student.id for sub in gb.find_assignment(A).submissions]
+        for student in graded:  # a submission made before the grade cells has no grades: made again after them
+            gb.remove_submission(A, student)
+            gb.add_submission(A, student)
+            for gid, p in points.items():
+                gb.find_grade(gid, A, A, student).auto_score = p
+        gb.db.commit()
+    return course
+
+
+def timed(args: list[str], code: Path) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of one run of ``args`` in its own process; ``code``: the checkout whose ``graders``
+    it runs."""
+    env = dict(os.environ, COLUMNS="200", PYTHONPATH=str(code))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = os.times().elapsed
+    proc = subprocess.run(args, capture_output=True, text=True, env=env)
+    wall = os.times().elapsed - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"error: {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}")
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/vecgrade-startup"))
+    parser.add_argument("--students", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--against", type=Path, default=None, help="another checkout, run interleaved")
+    args = parser.parse_args()
+    course = graded_course(args.dir / "course", args.students)
+    root = str(course.root)
+    commands = {"--help": [str(VECGRADE), "--help"],
+                f"status ({args.students} students)": [str(VECGRADE), "status", "-c", root],
+                f"export ({args.students} students)": [str(VECGRADE), "export", "-c", root, "--to",
+                                                       str(args.dir / "grades.csv")]}
+    codes = {"this checkout": HERE}
+    if args.against is not None:
+        codes[f"{args.against}"] = args.against.resolve()
+    figures: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for name, command in commands.items():
+        for label, code in codes.items():
+            cpu, wall = timed(command, code)
+            print(f"warm-up {name} [{label}]: {cpu:.2f} s CPU, {wall:.2f} s wall", flush=True)
+    for _ in range(args.runs):
+        for name, command in commands.items():
+            for label, code in codes.items():
+                figures.setdefault((name, label), []).append(timed(command, code))
+    for (name, label), runs in figures.items():
+        cpus, walls = [r[0] for r in runs], [r[1] for r in runs]
+        print(f"vecgrade {name} [{label}], {args.runs} runs: CPU best {min(cpus):.2f} s, median "
+              f"{statistics.median(cpus):.2f} s; wall best {min(walls):.2f} s, median {statistics.median(walls):.2f} s")
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} (cores: {os.cpu_count()})")
+
+
+if __name__ == "__main__":
+    main()
