@@ -84,3 +84,21 @@ def test_pure():
     assert unmarked(planted) == ["test_reads_the_gradebook", "test_builds_a_course", "test_with_postgres"]
     assert unmarked("import pytest\npytestmark = pytest.mark.e2e\n" + planted.replace("import pytest\n", "")) == []
     assert Path(__file__).name == "test_markers.py"
+
+
+def shared_basenames(paths: list[Path]) -> list[str]:
+    """Test module names used twice: pytest imports tests/ by basename (no packages), so the second one found is
+    an 'import file mismatch' error for the whole run."""
+    seen: dict[str, int] = {}
+    for p in paths:
+        seen[p.name] = seen.get(p.name, 0) + 1
+    return sorted(name for name, n in seen.items() if n > 1)
+
+
+def test_no_two_test_modules_share_a_name():
+    assert shared_basenames(sorted((ROOT / "tests").rglob("test_*.py"))) == []
+
+
+def test_a_shared_test_module_name_is_found():
+    paths = [Path("tests/test_lab.py"), Path("tests/browser/test_lab.py"), Path("tests/test_other.py")]
+    assert shared_basenames(paths) == ["test_lab.py"]
