@@ -53,7 +53,7 @@ HONEST_PERSONAS = {f"{('ada', 'bob')[i % 2]}{i // 2 or ''}": ROSTER[("ada", "bob
 # a student id as a hostile client writes it: any Unicode but "/" and NUL, newlines, "+", or 255 bytes in all
 names = st.one_of(
     st.text(st.characters(codec="utf-8", exclude_characters="/\x00"), min_size=1, max_size=40),
-    st.sampled_from(["ada\nstudent=victim assignment=broadcasting outcome=graded 16/16", "ada+bob", "zoë-müller",
+    st.sampled_from(["ada\nstudent=victim assignment=broadcasting outcome=graded 16\u221516", "ada+bob", "zoë-müller",
                      "学生", "\u202eevil", "\x1b[2Kx", ".."]),
     st.just("LONG"),
 )
