@@ -33,7 +33,7 @@ def layer_of(path: Path, package: Path = PACKAGE) -> str:
     return parts[0]
 
 
-def imported_layers(source: str) -> list[str]:
+def imported_layers(source: str, package: Path = PACKAGE) -> list[str]:
     """The subpackages of ``graders`` that ``source`` imports, once per import statement (relative imports are
     not used in this package)."""
     found = []
@@ -47,16 +47,16 @@ def imported_layers(source: str) -> list[str]:
         for name in names:
             parts = name.split(".")
             if parts[0] == "graders":
-                found.append(_layer_named(parts[1] if len(parts) > 1 else ""))
+                found.append(_layer_named(parts[1] if len(parts) > 1 else "", package))
                 break  # one per statement: ``from graders.x import a, b`` is one edge
     return found
 
 
-def _layer_named(name: str) -> str:
+def _layer_named(name: str, package: Path) -> str:
     """The layer of ``graders.<name>``: a subpackage, a top-level module, or a name the package root defines."""
     if name in LAYERS:
         return name
-    return TOP if (PACKAGE / f"{name}.py").is_file() else ROOT
+    return TOP if (package / f"{name}.py").is_file() else ROOT
 
 
 def edges(package: Path = PACKAGE) -> Counter[Edge]:
@@ -64,7 +64,7 @@ def edges(package: Path = PACKAGE) -> Counter[Edge]:
     counted: Counter[Edge] = Counter()
     for path in sorted(package.rglob("*.py")):
         here = layer_of(path, package)
-        for there in imported_layers(path.read_text(encoding="utf-8")):
+        for there in imported_layers(path.read_text(encoding="utf-8"), package):
             if there != here:
                 counted[(here, there)] += 1
     return counted
