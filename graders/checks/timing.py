@@ -3,8 +3,9 @@
 A worker round trip costs more than many answers take, so a timed request
 runs the function on k inputs at once (k chosen per run so that the
 reference's request takes at least ``TARGET`` seconds of CPU time) and its
-cost is spread over k calls. The inputs arrive with the request and the
-outputs the grader checks leave with the reply: decoding, computing and
+cost is spread over k calls. The inputs arrive with the request (in a sealed
+memfd the worker maps: no copy of them through the socket) and the outputs
+the grader checks leave with the reply: receiving, decoding, computing and
 encoding all fall inside the measured window, and nothing of the student's
 code runs outside it. What is measured is the CPU time the kernel accounted
 to the worker's process during the request (graders.sandbox.clock), so the
@@ -19,6 +20,7 @@ import torch
 
 from graders.checks.vocabulary import StudentError, answer
 from graders.sandbox.protocol import Op, request
+from graders.sandbox.sealed import SealedMessage
 from graders.sandbox.session import WorkerSession
 from graders.sandbox.wire import Calls
 
@@ -30,16 +32,16 @@ CHECKED = 4  # outputs checked per timed request
 @dataclass(frozen=True)
 class Staged:
     """One timed request: its calls, the positions of the outputs the grader checks, and the message, encoded
-    once and sent as is to every worker timed on it (the student's and the reference's)."""
+    once, sealed in a memfd and sent as is to every worker timed on it (the student's and the reference's)."""
 
     calls: list
     which: list[int]
-    message: bytes
+    message: SealedMessage
 
     @classmethod
     def of(cls, name: str, calls: list, gen: torch.Generator) -> Staged:
         which = torch.randperm(len(calls), generator=gen)[:CHECKED].tolist()
-        return cls(calls, which, request(Op.BENCH, name=name, calls=Calls(calls), which=which))
+        return cls(calls, which, SealedMessage(request(Op.BENCH, name=name, calls=Calls(calls), which=which)))
 
 
 def draw(ex, name: str, gen: torch.Generator, k: int) -> Staged:

@@ -281,6 +281,9 @@ def serve_requests(sock: socket.socket, respond: Respond, between: Callable[[], 
             data, fds = recv_frame_with_fds(sock, inbox=inbox)
         except (EOFError, OSError):
             return
+        except WireError as exc:  # a frame that could not be read whole (a memfd that is not a sealed message)
+            send_frame(sock, encode_reply({"error": str(exc)}))
+            continue
         reply = respond(data, fds)
         del data, fds  # the request and what views it are released now, before the reply goes out
         send_frame(sock, reply)

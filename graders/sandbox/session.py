@@ -28,6 +28,7 @@ from typing import Sequence
 from graders.sandbox.clock import ClockUnavailable, CpuClock, recv_hello
 from graders.sandbox.processes import MAX_REPLY_BYTES, Deadline, WorkerFailure, end_program, misbehaved
 from graders.sandbox.protocol import HELLO, Op, read_reply, request
+from graders.sandbox.sealed import SealedMessage, send_sealed
 from graders.sandbox.server_handle import ForkServer
 from graders.sandbox.spec import Limits
 from graders.sandbox.template import Template
@@ -101,9 +102,10 @@ class WorkerSession:
             self.start()
         return self._send(op, timeout, fds, regions, **payload)
 
-    def timed_request(self, message: bytes, timeout: float) -> tuple[dict, float]:
-        """Send a ``bench`` request already encoded (``protocol.request(Op.BENCH, ...)``: the same inputs sent to
-        two workers are encoded once); return (reply, seconds of the child's CPU time from before the send to after
+    def timed_request(self, message: SealedMessage, timeout: float) -> tuple[dict, float]:
+        """Send a ``bench`` request already encoded (``protocol.request(Op.BENCH, ...)``) and sealed in a memfd
+        (``graders.sandbox.sealed``: the same inputs sent to two workers are encoded once, and no socket copy of
+        them falls inside the window); return (reply, seconds of the child's CPU time from before the send to after
         the whole reply). ``timeout`` is wall time: a deadline, never the measure."""
         if not self.alive:
             self.start()
@@ -153,14 +155,17 @@ class WorkerSession:
             elif time.monotonic() - last_progress >= STILL:
                 raise TimeoutError  # no progress on the CPU: stopped, asleep or blocked
 
-    def _exchange(self, message: bytes, op: Op | str, timeout: float, fds=(), regions=(),
+    def _exchange(self, message: bytes | SealedMessage, op: Op | str, timeout: float, fds=(), regions=(),
                   cpu_from: float | None = None) -> tuple[dict, float]:
         sock = self.sock
         assert sock is not None, "requests go to a started child (start or request spawns it first)"
         start = time.perf_counter()
         try:
             sent_at = cpu_from if cpu_from is not None else self._read_clock()
-            send_frame(sock, message, fds, timeout=timeout)
+            if isinstance(message, SealedMessage):
+                send_sealed(sock, message, timeout=timeout)
+            else:
+                send_frame(sock, message, fds, timeout=timeout)
             self._await_reply(sock, timeout, sent_at)
             data = recv_frame(sock, time.monotonic() + max(timeout, STILL), MAX_REPLY_BYTES)
             elapsed = time.perf_counter() - start

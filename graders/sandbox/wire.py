@@ -17,6 +17,8 @@ next to the compute it measures.
 from __future__ import annotations
 
 import json
+import mmap
+import os
 import select
 import socket
 import struct
@@ -25,6 +27,7 @@ import time
 import torch
 
 from graders.model.errors import VecgradeError
+from graders.sandbox.sealed import IN_FD, map_sealed
 
 _DTYPES = {str(d): d for d in (
     torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128,
@@ -36,7 +39,7 @@ class WireError(VecgradeError, ValueError):
 
 
 _ALIGN = 64  # where the first buffer of a message starts
-Message = bytes | bytearray | memoryview  # a message as read: decoded in place where writable
+Message = bytes | bytearray | memoryview | mmap.mmap  # a message as read: decoded in place where writable
 
 
 class Calls(list):
@@ -344,12 +347,23 @@ class Inbox:
 def recv_frame_with_fds(sock: socket.socket, max_fds: int = 64,
                         inbox: Inbox | None = None) -> tuple[Message, list[int]]:
     """Blocking read of one message and the fds sent with it (the worker's side), into ``inbox`` when given (the
-    message is then valid until the next read into it), else into a new buffer; never copied again."""
+    message is then valid until the next read into it), else into a new buffer; never copied again. A message
+    handed over in a sealed memfd (``graders.sandbox.sealed``) is that memfd mapped private, its fd not among
+    the fds returned; one that cannot be mapped raises WireError."""
     sock.setblocking(True)
     head, fds, _, _ = socket.recv_fds(sock, _LEN.size, max_fds, socket.MSG_WAITALL)
     if len(head) < _LEN.size:
         raise EOFError
     (length,) = _LEN.unpack(head)
+    if length & IN_FD:
+        if not fds:
+            raise WireError("a message in shared memory came without its memfd")
+        try:
+            return map_sealed(fds[0], length & ~IN_FD), fds[1:]
+        except ValueError as exc:
+            for fd in fds[1:]:
+                os.close(fd)
+            raise WireError(str(exc)) from None
     buf = inbox.room(length) if inbox is not None else bytearray(length)
     view, pos = memoryview(buf), 0
     while pos < length:
