@@ -11,14 +11,14 @@ The grade ids and ``Points`` are defined here, and the exercise model uses them:
 """
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, Sequence
 
+from graders.model.atomic import write_atomically
+from graders.model.fingerprint import source_fingerprint
 from graders.model.verdict import PARTS
 
 if TYPE_CHECKING:
@@ -30,7 +30,8 @@ CATALOGUE = ".vecgrade-catalogue.json"  # in the course folder
 def _code() -> str:
     """A digest of this module's source: a catalogue written by another version of it (other defaults, another
     layout) is no catalogue."""
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+    here = Path(__file__)
+    return source_fingerprint(here.parent, [here])
 
 
 @dataclass(frozen=True)
@@ -128,15 +129,5 @@ def write_catalogue(path: Path, fingerprint: str, entries: Sequence[AssignmentEn
     path = Path(path)
     listed = [{k: v for k, v in asdict(e).items() if k != "fingerprint"} for e in entries]
     text = json.dumps({"code": _code(), "fingerprint": fingerprint, "assignments": listed}, indent=1)
-    try:
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.chmod(temp, 0o644)  # as a file written with open() is, not mkstemp's 0o600
-            os.replace(temp, path)
-        except BaseException:
-            os.unlink(temp)
-            raise
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        write_atomically(path, text, mode=0o644)  # as a file written with open() is under the usual umask

@@ -11,11 +11,12 @@ A cell that starts with ``'`` gets one more, so ``read_rows`` gives back exactly
 from __future__ import annotations
 
 import csv
-import os
+import io
 import re
-import tempfile
 from pathlib import Path
 from typing import Iterable, Mapping
+
+from graders.model.atomic import write_atomically
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 MARK = "'"
@@ -37,33 +38,21 @@ def unmark(cell: str) -> str:
 
 def write_rows(dest: Path, fieldnames: list[str], rows: Iterable[Mapping[str, object]]) -> None:
     """A CSV of ``rows`` (dicts; missing keys are empty cells), header first, every cell through
-    ``safe_cell``; written to a temporary file first, so a reader never sees half a file."""
-    dest = Path(dest)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
-    try:
-        os.chmod(tmp, dest.stat().st_mode & 0o777 if dest.exists() else 0o666 & ~_umask())
-        with os.fdopen(fd, "w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow([safe_cell(name) for name in fieldnames])
-            for row in rows:
-                writer.writerow([safe_cell(row.get(name, "")) for name in fieldnames])
-        os.replace(tmp, dest)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0o22)
-    os.umask(mask)
-    return mask
+    ``safe_cell``; in UTF-8, replaced whole (``write_atomically``: the old file's mode, else ``open()``'s), so a
+    reader never sees half a file."""
+    out = io.StringIO(newline="")
+    writer = csv.writer(out)
+    writer.writerow([safe_cell(name) for name in fieldnames])
+    for row in rows:
+        writer.writerow([safe_cell(row.get(name, "")) for name in fieldnames])
+    write_atomically(dest, out.getvalue())
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
     """The rows of a CSV written by ``write_rows``, as it was given them (``[]`` when there is no file)."""
     if not Path(path).exists():
         return []
-    with open(path, newline="") as f:
+    with open(path, newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
         header = [unmark(name) for name in next(reader, [])]
         return [dict(zip(header, (unmark(c) for c in row), strict=False)) for row in reader]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from pathlib import Path
 
 SUFFIXES = (".py", ".md")  # what a definitions folder holds that grading reads
@@ -63,10 +63,15 @@ def stamped(metadata) -> str:
     return digest if isinstance(digest, str) else ""
 
 
+def source_fingerprint(root: Path, paths: Iterable[Path]) -> str:
+    """``fingerprint`` of source files (``paths``, named relative to ``root`` and read as UTF-8): the one digest of
+    "this code", for whatever must notice that code changed (the verdicts' salt, the catalogue's stamp)."""
+    return fingerprint({str(p.relative_to(root)): p.read_text(encoding="utf-8") for p in paths})
+
+
 def code_fingerprint(package: Path) -> str:
     """``fingerprint`` of the code in ``package`` that decides a verdict (its ``DECIDING`` subpackages)."""
-    return fingerprint({str(p.relative_to(package)): p.read_text(encoding="utf-8")
-                        for sub in DECIDING for p in sorted((package / sub).rglob("*.py"))})
+    return source_fingerprint(package, (p for sub in DECIDING for p in sorted((package / sub).rglob("*.py"))))
 
 
 @functools.cache

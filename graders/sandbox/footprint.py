@@ -31,6 +31,8 @@ from pathlib import Path
 
 import platformdirs
 
+from graders.model.atomic import write_atomically
+
 CACHE = Path(platformdirs.user_cache_dir("vecgrade")) / "torch-footprint.json"
 # what a jailed process does first: torch imported, one tensor made (the lazy parts of the import done)
 PROBE = ("import json, torch\n(torch.ones(3) * 2).sum()\n"
@@ -85,14 +87,12 @@ def _read(cache: Path) -> dict:
 
 
 def _keep(cache: Path, key: str, found: Footprint) -> None:
-    """Adds ``found`` to the cache file, written whole and renamed into place; a cache that cannot be written
-    costs a measurement per process, nothing else."""
+    """Adds ``found`` to the cache file, replaced whole (``write_atomically``, mode 0o600: the user's own cache); a
+    cache that cannot be written costs a measurement per process, nothing else: that failure is ignored here."""
     kept = {**_read(cache), key: asdict(found)}
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=cache.parent, delete=False, suffix=".tmp") as f:
-            json.dump(kept, f, indent=1)
-        os.replace(f.name, cache)
+        write_atomically(cache, json.dumps(kept, indent=1), mode=0o600)
     except OSError:
         pass
 

@@ -19,6 +19,7 @@ from nbgrader.utils import notebook_hash
 # the pages' vocabulary; add_banner and when are also used as pages.add_banner, pages.when
 from graders.course.banner import add_banner, banner, text, when  # noqa: F401
 from graders.engine.paths import exchange_feedback
+from graders.model.atomic import write_atomically
 
 FEEDBACK_MODE = 0o711  # as nbgrader's release_feedback makes the exchange's feedback folder
 
@@ -44,9 +45,6 @@ def publish(exchange_course: Path, secret: str, notebook_ids: list[str], text: s
     written = []
     for notebook_id in notebook_ids:
         dest = folder / f"{notebook_hash(secret=secret, notebook_id=notebook_id)}.html"
-        tmp = dest.with_name(f".{dest.name}.tmp")
-        tmp.write_text(text)
-        os.chmod(tmp, 0o644)
-        tmp.replace(dest)
+        write_atomically(dest, text, mode=0o644)  # a temporary of its own: two publishers of one page never mix
         written.append(dest)
     return written
