@@ -1,15 +1,17 @@
 """A timed request handed over as a sealed memfd: read in place, private to each worker, unchangeable by any."""
 import os
 import socket
+import threading
+import time
 
 import pytest
 import torch
 
 from graders.checks.timing import Staged, timed
-from graders.sandbox.protocol import Op, request
+from graders.sandbox.protocol import Op, request, serve_requests
 from graders.sandbox.sealed import IN_FD, SealedMessage, map_sealed, send_sealed
 from graders.sandbox.session import WorkerSession
-from graders.sandbox.wire import Calls, WireError, decode, encode, recv_frame_with_fds
+from graders.sandbox.wire import Calls, WireError, decode, encode, recv_frame, recv_frame_with_fds
 
 
 def _pair():
@@ -77,3 +79,22 @@ def test_a_worker_times_a_sealed_request_and_the_next_worker_sees_the_same_input
 
 def _bench_message(calls) -> bytes:
     return request(Op.BENCH, name="f", calls=Calls(calls), which=[0, 2])
+
+
+def test_the_request_loop_answers_an_unreadable_memfd_frame_and_goes_on():
+    grader, worker = _pair()
+    loop = threading.Thread(target=serve_requests, args=(worker, lambda data, fds: encode({"len": len(data)})))
+    loop.start()
+    try:
+        fd = os.memfd_create("not-sealed")
+        os.write(fd, b"x" * 64)
+        socket.send_fds(grader, [(IN_FD | 64).to_bytes(8, "little")], [fd])
+        os.close(fd)
+        first = decode(recv_frame(grader, time.monotonic() + 10, 1 << 20))
+        sealed = SealedMessage(b"y" * 64)
+        send_sealed(grader, sealed)
+        second = decode(recv_frame(grader, time.monotonic() + 10, 1 << 20))
+    finally:
+        grader.close()
+        loop.join(10)
+    assert "sealed memfd" in first["error"] and second == {"len": 64}

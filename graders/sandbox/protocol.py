@@ -269,10 +269,11 @@ Handler = Callable[[dict, list[int]], "Reply | None"]
 
 def serve_requests(sock: socket.socket, respond: Respond, between: Callable[[], None] | None = None) -> None:
     """The one request loop: read a request and the fds sent with it, send ``respond``'s reply, until the
-    grader closes ``sock``. Requests are read into one buffer kept between them (``wire.Inbox``: a timed request's
-    inputs land in memory already touched); ``respond`` keeps no reference to the request once it returns, so
-    a child's inputs are released before its reply goes out (none of their cost falls into the next timed window);
-    ``between``: called before each wait for a request (the fork server reaps its jails there)."""
+    grader closes ``sock``. Requests are read into one buffer kept between them (``wire.Inbox``: memory already
+    touched), except a timed one, which arrives as a sealed memfd mapped in place (``graders.sandbox.sealed``); a
+    frame that cannot be read so is answered with an error. ``respond`` keeps no reference to the request once it
+    returns, so a child's inputs are released before its reply goes out (none of their cost falls into the next
+    timed window); ``between``: called before each wait for a request (the fork server reaps its jails there)."""
     inbox = Inbox()
     while True:
         if between is not None:
