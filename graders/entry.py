@@ -57,47 +57,11 @@ def main() -> None:
 
 
 def lighter_imports() -> None:
-    """What every instructor's command skips importing. nbformat imports jsonschema, which imports rfc3987_syntax
-    when it is installed (Jupyter's format extras) only to check the "iri" string format, and building its 39
-    grammars is a third of the grading command's imports (1.3 s of 5 s). Neither nbformat nor nbgrader checks
-    string formats: without it, jsonschema leaves "iri" unchecked. nbgrader's and nbconvert's package
-    ``__init__`` run only when a name they define is used (``defer_package_init``)."""
+    """nbformat imports jsonschema, which imports rfc3987_syntax when it is installed (Jupyter's format extras) only
+    to check the "iri" string format, and building its 39 grammars is a third of the grading command's imports
+    (1.3 s of 5 s). Neither nbformat nor nbgrader checks string formats: without it, jsonschema leaves "iri"
+    unchecked."""
     sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
-    defer_package_init("nbgrader")
-    defer_package_init("nbconvert")
-
-
-def defer_package_init(name: str) -> None:
-    """Register package ``name`` without running its ``__init__`` until a name only it defines is first asked for.
-
-    nbgrader's ``__init__`` imports its four Jupyter server extensions (tornado, jupyter_server, the exchange's
-    handlers) and nbconvert's imports every exporter, filter and postprocessor, only to offer names that the command
-    line never uses (what that saves: docs/design/startup.md). Submodules import as usual (``__path__`` is set;
-    ``from nbgrader import utils`` imports the submodule), and ``__version__`` is read at once from ``_version``;
-    the first lookup of any other name (Jupyter's extension hooks, ``from nbconvert import HTMLExporter``) runs the
-    real ``__init__`` in the same module object, so everything the package defines is still there when it is
-    used."""
-    if name in sys.modules:
-        return
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
-        return
-    package = importlib.util.module_from_spec(spec)
-    loader = spec.loader
-
-    def finish(attribute: str):
-        if not attribute.startswith("__") and importlib.util.find_spec(f"{name}.{attribute}") is not None:
-            return importlib.import_module(f"{name}.{attribute}")  # ``from . import utils``: a submodule
-        del package.__dict__["__getattr__"]  # before running __init__, which may look names up itself
-        loader.exec_module(package)
-        return getattr(package, attribute)
-
-    package.__getattr__ = finish  # type: ignore[method-assign]
-    sys.modules[name] = package
-    if importlib.util.find_spec(f"{name}._version") is not None:  # read by nbgrader's own apps; costs nothing
-        version = getattr(importlib.import_module(f"{name}._version"), "__version__", None)
-        if version is not None:
-            package.__dict__["__version__"] = version
 
 
 def end(code) -> NoReturn:
