@@ -6,7 +6,7 @@ import pytest
 import torch
 from test_checks import LOOP, REF, RUN
 
-from graders.checks.own_modules import MAX_MODULE_BYTES, read_modules, write_modules
+from graders.checks.own_modules import MAX_MODULE_BYTES, MAX_MODULES, read_modules, write_modules, written_modules
 from graders.checks.submission import grade_submission
 from graders.course.grade import grade_class
 from graders.engine import coordinator
@@ -175,6 +175,25 @@ def test_only_small_modules_of_ones_own_are_read(tmp_path):
     assert [p.name for p in out.iterdir()] == ["mytools.py"] and read_modules(out) == {"mytools": "Y = 2\n"}
 
 
+def test_a_module_the_notebook_writes_itself_is_the_one_the_kernel_imports():
+    """``%%writefile mytools.py`` (issue 29, 5): its body is the module, over a submitted file of that name;
+    ``-a`` appends, in cell order. Anything the kernel would not import as a module of one's own is not one."""
+    cells = ["%%writefile mytools.py\nX = 1", "print(1)", "%%writefile -a mytools.py\nY = 2\n",
+             "%%writefile ./other.py\nZ = 3\n", "%%file 'quoted.py'\nQ = 4\n"]
+    assert written_modules(cells, {"mytools": "OLD = 0\n"}) == {
+        "mytools": "X = 1\nY = 2\n", "other": "Z = 3\n", "quoted": "Q = 4\n"}
+    # only the file beside the notebook stays when nothing writes over it
+    assert written_modules(["x = 1", "%time y = 2"], {"mytools": "OLD = 0\n"}) == {"mytools": "OLD = 0\n"}
+    not_modules = ["%%writefile ../up.py\nA = 1\n", "%%writefile sub/deep.py\nA = 1\n",
+                   "%%writefile notes.txt\nA = 1\n", "%%writefile torch.py\nA = 1\n", "%%writefile os.py\nA = 1\n",
+                   "%%writefile my-notes.py\nA = 1\n", "%%writefile a.py b.py\nA = 1\n", "%%bash\necho x > c.py\n",
+                   "# %%writefile d.py\nA = 1\n"]
+    assert written_modules(not_modules, {}) == {}
+    assert written_modules([f"%%writefile big.py\n{'#' * MAX_MODULE_BYTES}"], {}) == {}
+    many = [f"%%writefile m{i}.py\nA = {i}\n" for i in range(MAX_MODULES + 3)]
+    assert len(written_modules(many, {})) == MAX_MODULES
+
+
 # -- F5: a verdict does not depend on what else is graded ------------------------------------------------
 RECURSIVE = {
     "module-level lambda": "fill = lambda a, lo, hi: a[lo:hi, :, None] * a[lo:hi, None, :] if hi - lo <= 1 else "
@@ -241,3 +260,26 @@ def test_a_module_of_ones_own_is_graded_alike_on_every_route(broadcasting, tmp_p
     with course.api() as api:
         assert autograde(api, "broadcasting", "helen").success
     assert _batch_outer_marks(course, broadcasting, "helen") == deserved["helen"]
+
+
+@pytest.mark.e2e
+def test_a_module_written_by_the_notebook_keeps_correct_and_fast_on_every_route(broadcasting, tmp_path):
+    """A ``%%writefile helpers.py`` cell and no ``helpers.py`` submitted: graded as the kernel sees it under Restart
+    & Run All, as a module of one's own (costs "vectorized" only). Without that cell, the import fails."""
+    course = generated_course(tmp_path / "course", broadcasting)
+    for student, writes in (("wren", True), ("nemo", False)):
+        release = nbformat.read(course.root / "release" / "broadcasting" / "broadcasting.ipynb", as_version=4)
+        at = next(i for i, cell in enumerate(release.cells) if grade_id_of(cell) == "batch_outer_answer")
+        release.cells[at].source = USES_HELPERS
+        if writes:
+            release.cells.insert(at, nbformat.v4.new_code_cell("%%writefile helpers.py\n" + HELPERS))
+        folder = course.root / "submitted" / student / "broadcasting"
+        folder.mkdir(parents=True)
+        nbformat.write(release, folder / "broadcasting.ipynb")
+    assert all(r.success for r in grade_class(course, "broadcasting", ["wren", "nemo"]))
+    assert _batch_outer_marks(course, broadcasting, "wren") == (2.0, 0.0, 1.0)
+    assert _batch_outer_marks(course, broadcasting, "nemo") == (0.0, 0.0, 0.0)
+    with course.api() as api:  # plain `nbgrader autograde`: the kernel runs the cell and writes the file
+        assert autograde(api, "broadcasting", "wren").success
+    assert _batch_outer_marks(course, broadcasting, "wren") == (2.0, 0.0, 1.0)
+

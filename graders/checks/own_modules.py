@@ -10,15 +10,21 @@ Taken: regular files ``<name>.py`` at the top of the submission folder, at most 
 (``MAX_MODULES`` at most, by name), UTF-8, whose name is an identifier that is not a keyword, not a standard
 or built-in module and not a module installed for the grader (so ``torch.py`` or ``numpy.py`` never stands
 in for the library). Anything else beside the notebook is ignored.
+
+A notebook may also write such a module itself, in a ``%%writefile helpers.py`` cell (``-a`` appends): under
+Restart & Run All the kernel imports what that cell wrote, whether or not the file was submitted, so
+``written_modules`` applies the notebook's own writes, in cell order, over the files found beside it.
 """
 from __future__ import annotations
 
 import importlib.machinery
 import keyword
 import os
+import re
+import shlex
 import sys
 from pathlib import Path
-from typing import Mapping
+from typing import Iterable, Mapping
 
 MAX_MODULE_BYTES = 64 * 1024
 MAX_MODULES = 16
@@ -59,3 +65,55 @@ def write_modules(folder: str | os.PathLike, modules: Mapping[str, str]) -> None
     for name, source in modules.items():
         if own_module_name(name):
             (Path(folder) / f"{name}.py").write_text(source, encoding="utf-8")
+
+
+_WRITEFILE = re.compile(r"%%(?:writefile|file)\b(?P<args>.*)")
+
+
+def _written_target(first_line: str) -> tuple[str, bool] | None:
+    """(module name, append) of a ``%%writefile [-a] <name>.py`` cell's first line; None for any other line or
+    for a file that cannot be a module of the student's own (another folder, another suffix, a library's name)."""
+    match = _WRITEFILE.fullmatch(first_line.strip())
+    if match is None:
+        return None
+    try:
+        words = shlex.split(match.group("args"))
+    except ValueError:
+        return None
+    append = any(w in ("-a", "--append") for w in words)
+    paths = [w for w in words if not w.startswith("-")]
+    if len(paths) != 1:
+        return None
+    path = paths[0].removeprefix("./")
+    if "/" in path or not path.endswith(".py") or not own_module_name(path[:-3]):
+        return None
+    return path[:-3], append
+
+
+def written_modules(cell_sources: Iterable[str], found: Mapping[str, str]) -> dict[str, str]:
+    """The student's own modules as the kernel sees them after running the notebook's code cells
+    (``cell_sources``, in order): ``found`` (``read_modules``), with each ``%%writefile <name>.py`` cell's body
+    written over (or, with ``-a``, appended to) the module of that name. The limits of ``read_modules`` hold:
+    a module over ``MAX_MODULE_BYTES`` is left out, and a new one only while there are fewer than
+    ``MAX_MODULES``."""
+    modules = dict(found)
+    for source in cell_sources:
+        first, _, body = (source if source.endswith("\n") else source + "\n").partition("\n")  # IPython's too
+        target = _written_target(first)
+        if target is None:
+            continue
+        name, append = target
+        if name not in modules and len(modules) >= MAX_MODULES:
+            continue
+        text = modules.get(name, "") + body if append else body
+        if len(text.encode("utf-8")) > MAX_MODULE_BYTES:
+            modules.pop(name, None)
+            continue
+        modules[name] = text
+    return modules
+
+
+def notebook_modules(nb, found: Mapping[str, str]) -> dict[str, str]:
+    """``written_modules`` over a notebook's code cells (an nbformat v4 notebook)."""
+    return written_modules((cell.source for cell in nb.cells if cell.cell_type == "code"), found)
+

@@ -36,7 +36,7 @@ from nbgrader.preprocessors import SaveAutoGrades
 from sqlalchemy.exc import SAWarning
 
 from graders.checks.identity import program_key
-from graders.checks.own_modules import read_modules
+from graders.checks.own_modules import notebook_modules, read_modules
 from graders.checks.static import Submission
 from graders.checks.submission import restated
 from graders.engine import gradebooks
@@ -174,7 +174,8 @@ class Engine(BeforeTheFirst):
             job = GradingJob(student, self.assignment_name, path.stem, nbformat.writes(nb), definitions,
                              self.expensive, self.config, self.seed, None if self.scheduler else str(folder),
                              modules=modules, measured=self.measured or {})
-            submission = Submission(submission_cells(nb, assignment), modules)
+            # the modules the verdicts will see: the files, and what the notebook writes itself (%%writefile)
+            submission = Submission(submission_cells(nb, assignment), notebook_modules(nb, modules))
             keys = {ex.name: self.key(submission, ex.name) for ex in assignment.exercises}
             planned.append(Planned(job, keys, submission, submitted_key))
         return planned

@@ -22,7 +22,7 @@ from nbgrader.converters.base import NbGraderException
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Float, Instance, Integer, Unicode
 
-from graders.checks.own_modules import read_modules
+from graders.checks.own_modules import notebook_modules, read_modules
 from graders.checks.timeouts import Timeouts
 from graders.model.errors import VecgradeError
 from graders.model.fingerprint import stamp
@@ -117,8 +117,9 @@ class TrustedVerdicts(NbGraderPreprocessor):
         confined, status = sandbox.status()
         (self.log.info if confined else self.log.warning)("vecgrade: %s", status)
         run = self.grading_run()
-        # the submission's own modules beside the notebook (helpers.py): the kernel imported them from there
-        modules = read_modules(resources.get("metadata", {}).get("path"))
+        # the submission's own modules beside the notebook (helpers.py), and those the notebook writes itself
+        # (%%writefile helpers.py): the kernel imported them from there
+        modules = notebook_modules(nb, read_modules(resources.get("metadata", {}).get("path")))
         try:
             results = run.grade(
                 assignment, submission_cells(nb, assignment), limits, timeouts, sandbox=sandbox,
