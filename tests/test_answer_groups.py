@@ -85,3 +85,31 @@ def test_vecgrade_report_shows_the_groups_on_the_command_line_and_on_its_page(gr
     plain = subprocess.run([VECGRADE, "report", "broadcasting"], cwd=course.root, capture_output=True, text=True,
                            env=dict(os.environ, COLUMNS="200"))
     assert plain.returncode == 0 and "distinct program" not in plain.stdout  # only when asked for
+
+
+def test_the_same_answer_with_other_modules_of_ones_own_is_another_program(tmp_path, broadcasting):
+    """The grader's key covers the student's own modules (a ``helpers.py`` beside the notebook, or one the notebook
+    writes with ``%%writefile``), so the report does not group two answers that only look the same."""
+    course = generated_course(tmp_path / "course", broadcasting)
+    uses = "from helpers import outer\n\n\ndef batch_outer(a):\n    return outer(a)\n"
+    vectorized = "import torch\n\n\ndef outer(a):\n    return a[:, :, None] * a[:, None, :]\n"
+    looping = "import torch\n\n\ndef outer(a):\n    return torch.stack([r[:, None] * r[None, :] for r in a])\n"
+    release = course.root / "release" / "broadcasting" / "broadcasting.ipynb"
+    for student, (file, written) in {"gus": (vectorized, None), "hal": (vectorized, None),
+                                     "ivy": (None, looping)}.items():
+        nb = nbformat.read(release, as_version=4)
+        at = next(i for i, cell in enumerate(nb.cells) if grade_id_of(cell) == answer_id("batch_outer"))
+        nb.cells[at].source = uses
+        if written is not None:
+            nb.cells.insert(at, nbformat.v4.new_code_cell("%%writefile helpers.py\n" + written))
+        dest = course.root / "submitted" / student / "broadcasting"
+        dest.mkdir(parents=True)
+        nbformat.write(nb, dest / "broadcasting.ipynb")
+        if file is not None:
+            (dest / "helpers.py").write_text(file)
+    with Engine(course, "broadcasting") as grader:
+        assert all(r.success for r in grader.grade(["gus", "hal", "ivy"]))
+    groups = {g.exercise: g for g in answer_groups(course, broadcasting, ["gus", "hal", "ivy"])}["batch_outer"]
+    assert [sorted(g.students) for g in groups.groups] == [["gus", "hal"], ["ivy"]]
+    assert [g.verdict["fast"] for g in groups.groups] == [True, False]
+

@@ -1,8 +1,8 @@
 """Answer groups: the students of a class who wrote the same program for an exercise, and near-duplicates.
 
-Read from the autograded notebooks (the code the grader judged) with the grader's own program key
-(graders.checks.identity): comments, docstrings, blank lines and formatting don't count; names and
-constants do. A group carries its students, its verdict (the same for all of them: within a grading run a
+Read from the autograded notebooks (the code the grader judged, with the student's own modules beside them)
+with the grader's own program key (graders.checks.identity): comments, docstrings, blank lines and
+formatting don't count; names and constants do. A group carries its students, its verdict (the same for all of them: within a grading run a
 program is graded once) and one representative program. Near-duplicates are groups that are the same
 program up to renaming of local variables: for a teacher checking collaboration, never a grade.
 """
@@ -19,6 +19,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from graders.checks.identity import near_key, program_key
+from graders.checks.own_modules import notebook_modules, read_modules
 from graders.checks.static import Submission
 from graders.engine.course import Course
 from graders.engine.paths import Step
@@ -71,7 +72,9 @@ def answer_groups(course: Course, assignment: Assignment, students: list[str]) -
         if not path.exists():
             continue
         nb = nbformat.read(path, as_version=4)
-        submission = Submission(submission_cells(nb, assignment))
+        # the student's own modules are part of the program, as in the grader's key: the files autograded beside
+        # the notebook and the ones it writes itself
+        submission = Submission(submission_cells(nb, assignment), notebook_modules(nb, read_modules(path.parent)))
         for ex in assignment.exercises:
             if not submission.statements_for(ex.name):
                 continue  # nothing written for it: no program to group
