@@ -1,10 +1,10 @@
 """Answer groups: the students of a class who wrote the same program for an exercise, and near-duplicates.
 
-Read from the autograded notebooks (the code the grader judged, with the student's own modules beside them)
-with the grader's own program key (graders.checks.identity): comments, docstrings, blank lines and
-formatting don't count; names and constants do. A group carries its students, its verdict (the same for all of them: within a grading run a
-program is graded once) and one representative program. Near-duplicates are groups that are the same
-program up to renaming of local variables: for a teacher checking collaboration, never a grade.
+Read from the autograded notebooks (the code the grader judged, with the student's own modules beside them) with the
+grader's own program key (graders.checks.identity): comments, docstrings, blank lines and formatting don't count;
+names and constants do. A group carries its students, its verdict (the same for all of them: within a grading run a
+program is graded once) and one representative program. Near-duplicates are groups that are the same program up to
+renaming of local variables: for a teacher checking collaboration, never a grade.
 """
 from __future__ import annotations
 
