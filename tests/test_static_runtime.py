@@ -186,7 +186,7 @@ def test_a_module_the_notebook_writes_itself_is_the_one_the_kernel_imports():
     assert written_modules(["x = 1", "%time y = 2"], {"mytools": "OLD = 0\n"}) == {"mytools": "OLD = 0\n"}
     not_modules = ["%%writefile ../up.py\nA = 1\n", "%%writefile sub/deep.py\nA = 1\n",
                    "%%writefile notes.txt\nA = 1\n", "%%writefile torch.py\nA = 1\n", "%%writefile os.py\nA = 1\n",
-                   "%%writefile my-notes.py\nA = 1\n", "%%writefile a.py b.py\nA = 1\n", "%%bash\necho x > c.py\n",
+                   "%%writefile my-notes.py\nA = 1\n", "%%writefile a.py b.py\nA = 1\n", "%%bash\necho x > c.py\n", "%%writefile-a e.py\nA = 1\n", "%%writefile\nA = 1\n",
                    "# %%writefile d.py\nA = 1\n"]
     assert written_modules(not_modules, {}) == {}
     assert written_modules([f"%%writefile big.py\n{'#' * MAX_MODULE_BYTES}"], {}) == {}

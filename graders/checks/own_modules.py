@@ -67,7 +67,7 @@ def write_modules(folder: str | os.PathLike, modules: Mapping[str, str]) -> None
             (Path(folder) / f"{name}.py").write_text(source, encoding="utf-8")
 
 
-_WRITEFILE = re.compile(r"%%(?:writefile|file)\b(?P<args>.*)")
+_WRITEFILE = re.compile(r"%%(?:writefile|file)(?:\s(?P<args>.*))?")  # the magic's name as IPython splits it
 
 
 def _written_target(first_line: str) -> tuple[str, bool] | None:
@@ -77,7 +77,7 @@ def _written_target(first_line: str) -> tuple[str, bool] | None:
     if match is None:
         return None
     try:
-        words = shlex.split(match.group("args"))
+        words = shlex.split(match.group("args") or "")
     except ValueError:
         return None
     append = any(w in ("-a", "--append") for w in words)
