@@ -194,6 +194,44 @@ def test_a_module_the_notebook_writes_itself_is_the_one_the_kernel_imports():
     assert len(written_modules(many, {})) == MAX_MODULES
 
 
+def test_a_module_is_the_one_the_kernel_imported_not_what_a_later_cell_wrote():
+    """The kernel keeps the module it imported: a write after the importing cell changes nothing it runs, and a
+    module written only after it is imported was never there (Run All stops at the import)."""
+    first, later = "%%writefile mytools.py\nV = 1\n", "%%writefile mytools.py\nV = 2\n"
+    assert written_modules([first, "from mytools import V", later], {}) == {"mytools": "V = 1\n"}
+    assert written_modules([first, "def f():\n    import mytools.sub\n", later], {}) == {"mytools": "V = 1\n"}
+    assert written_modules(["import mytools", later], {}) == {}
+    assert written_modules(["import mytools", later], {"mytools": "V = 0\n"}) == {"mytools": "V = 0\n"}
+    assert written_modules([first, "import other", later], {}) == {"mytools": "V = 2\n"}  # not this module
+
+
+def test_a_written_module_is_read_as_ipython_reads_the_cell():
+    """Leading empty lines are dropped and ``%%capture`` / ``%%time`` run their body as a cell: the write is the
+    cell's (graders.checks.magics), and an append never brings back a module over the size limit."""
+    for cell in ("\n%%writefile mytools.py\nV = 3\n", "%%capture\n%%writefile mytools.py\nV = 3\n",
+                 "\n%%time\n\n%%writefile mytools.py\nV = 3\n", "  %%writefile mytools.py\n  V = 3\n"):
+        assert written_modules([cell], {}) == {"mytools": "V = 3\n"}, cell
+    big = f"%%writefile big.py\n{'#' * MAX_MODULE_BYTES}"
+    assert written_modules([big, "%%writefile -a big.py\nA = 1\n"], {}) == {}
+    assert written_modules([big, "%%writefile big.py\nA = 1\n"], {}) == {"big": "A = 1\n"}
+
+
+@pytest.mark.parametrize("header", ["\n%%writefile notes.py\n", "%%capture\n%%writefile notes.py\n",
+                                    "%%time\n\n%%writefile notes.py\n"])
+def test_code_a_cell_only_writes_to_a_file_is_never_the_answer(broadcasting, header):
+    """A loop answer followed by a cell that writes a vectorized ``batch_outer`` to a file: the kernel only wrote
+    the file, so the loop is what is graded; an honest helper written the same way is loaded as the module."""
+    cells = program(broadcasting, batch_outer=LOOP) + [("cell", header + REF)]
+    result = grade_submission(broadcasting, cells, only=["batch_outer"], run=RUN)["batch_outer"]
+    assert passed(result) == (True, False, False), {p: v.message for p, v in result.items()}
+    helper = header.replace("notes.py", "helpers.py") + HELPERS
+    cells = program(broadcasting, batch_outer=USES_HELPERS) + [("cell", helper)]
+    modules = written_modules([helper, USES_HELPERS], {})
+    assert modules == {"helpers": HELPERS}
+    result = grade_submission(broadcasting, cells, only=["batch_outer"], run=RUN, modules=modules)["batch_outer"]
+    assert passed(result) == (True, False, True), {p: v.message for p, v in result.items()}
+
+
 # -- F5: a verdict does not depend on what else is graded ------------------------------------------------
 RECURSIVE = {
     "module-level lambda": "fill = lambda a, lo, hi: a[lo:hi, :, None] * a[lo:hi, None, :] if hi - lo <= 1 else "

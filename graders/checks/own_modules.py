@@ -13,18 +13,22 @@ in for the library). Anything else beside the notebook is ignored.
 
 A notebook may also write such a module itself, in a ``%%writefile helpers.py`` cell (``-a`` appends): under
 Restart & Run All the kernel imports what that cell wrote, whether or not the file was submitted, so
-``written_modules`` applies the notebook's own writes, in cell order, over the files found beside it.
+``written_modules`` applies the notebook's own writes, in cell order and up to the cell that imports the module,
+over the files found beside it.
 """
 from __future__ import annotations
 
+import ast
 import importlib.machinery
 import keyword
 import os
-import re
 import shlex
 import sys
 from pathlib import Path
 from typing import Iterable, Mapping
+
+from graders.checks.magics import CellMagic, innermost
+from graders.checks.reach import parse_cell
 
 MAX_MODULE_BYTES = 64 * 1024
 MAX_MODULES = 16
@@ -67,17 +71,16 @@ def write_modules(folder: str | os.PathLike, modules: Mapping[str, str]) -> None
             (Path(folder) / f"{name}.py").write_text(source, encoding="utf-8")
 
 
-_WRITEFILE = re.compile(r"%%(?:writefile|file)(?:\s(?P<args>.*))?")  # the magic's name as IPython splits it
+WRITES_FILE = frozenset({"writefile", "file"})
 
 
-def _written_target(first_line: str) -> tuple[str, bool] | None:
-    """(module name, append) of a ``%%writefile [-a] <name>.py`` cell's first line; None for any other line or
-    for a file that cannot be a module of the student's own (another folder, another suffix, a library's name)."""
-    match = _WRITEFILE.fullmatch(first_line.strip())
-    if match is None:
+def _written_target(magic: CellMagic) -> tuple[str, bool] | None:
+    """(module name, append) of a ``%%writefile [-a] <name>.py`` cell; None for any other cell, or for a file that
+    cannot be a module of the student's own (another folder, another suffix, a library's name)."""
+    if magic.name not in WRITES_FILE:
         return None
     try:
-        words = shlex.split(match.group("args") or "")
+        words = shlex.split(magic.args)
     except ValueError:
         return None
     append = any(w in ("-a", "--append") for w in words)
@@ -90,25 +93,44 @@ def _written_target(first_line: str) -> tuple[str, bool] | None:
     return path[:-3], append
 
 
+def _imported(source: str) -> set[str]:
+    """The top-level names of the modules a code cell imports, anywhere in it (as the grader reads the cell)."""
+    tree = parse_cell("cell", source).tree
+    names: set[str] = set()
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
 def written_modules(cell_sources: Iterable[str], found: Mapping[str, str]) -> dict[str, str]:
-    """The student's own modules as the kernel sees them after running the notebook's code cells
+    """The student's own modules as the kernel imports them when it runs the notebook's code cells
     (``cell_sources``, in order): ``found`` (``read_modules``), with each ``%%writefile <name>.py`` cell's body
-    written over (or, with ``-a``, appended to) the module of that name. The limits of ``read_modules`` hold:
-    a module over ``MAX_MODULE_BYTES`` is left out, and a new one only while there are fewer than
+    (the cell read as IPython reads it: graders.checks.magics) written over, or with ``-a`` appended to, the module
+    of that name, until the first cell that imports it: the kernel keeps the module it imported, so a later write
+    changes nothing it runs. The limits of ``read_modules`` hold: a module over ``MAX_MODULE_BYTES`` is left out
+    (an append to it too, until a write replaces it whole), and a new one is taken only while there are fewer than
     ``MAX_MODULES``."""
     modules = dict(found)
+    imported: set[str] = set()
+    oversized: set[str] = set()
     for source in cell_sources:
-        first, _, body = (source if source.endswith("\n") else source + "\n").partition("\n")  # IPython's too
-        target = _written_target(first)
-        if target is None:
+        magic = innermost(source)
+        target = None if magic is None else _written_target(magic)
+        if magic is None or target is None:
+            imported |= _imported(source)
             continue
         name, append = target
-        if name not in modules and len(modules) >= MAX_MODULES:
+        if name in imported or (name not in modules and name not in oversized and len(modules) >= MAX_MODULES):
             continue
-        text = modules.get(name, "") + body if append else body
-        if len(text.encode("utf-8")) > MAX_MODULE_BYTES:
+        text = (modules.get(name, "") + magic.body) if append else magic.body
+        if len(text.encode("utf-8")) > MAX_MODULE_BYTES or (append and name in oversized):
             modules.pop(name, None)
+            oversized.add(name)
             continue
+        oversized.discard(name)
         modules[name] = text
     return modules
 

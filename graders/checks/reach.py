@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from graders.checks.finding import DEFINITION, Finding
+from graders.checks.magics import innermost
 from graders.checks.mutation import Sharing, aliases_of, changing_functions, class_methods, constants, mutated_roots
 from graders.checks.scopes import Resolver, Scope, bind_block
 from graders.model.errors import VecgradeError
 
-# cell magics whose body is not Python: the whole cell is left out
+# cell magics whose body is not Python: the whole cell is left out (also under %%capture or %%time)
 FOREIGN_CELL_MAGICS = {"bash", "sh", "script", "html", "javascript", "js", "latex", "markdown", "svg",
                        "writefile", "file", "perl", "ruby", "python2", "sx", "system", "cython"}
 _IPYTHON_LINE = re.compile(r"^(\s*)(?:[%!]|[\w.,\s\[\]()*]+=\s*[%!])|^(\s*)[\w.]+\?\??\s*$")
@@ -69,12 +70,16 @@ def parse_cell(label: str, source: str, python_only: bool = False) -> Cell:
     """A notebook cell, IPython lines neutralized (``python_only``: a ``.py`` module, where they are syntax
     errors, as when it is imported)."""
     lines = source.split("\n")
-    first = lines[0].strip() if lines else ""
-    if first.startswith("%%") and not python_only:
-        magic = first[2:].split()[0] if first[2:].split() else ""
-        if magic in FOREIGN_CELL_MAGICS:
+    magic = None if python_only else innermost(source)  # as IPython reads it (graders.checks.magics)
+    if magic is not None:
+        if magic.name in FOREIGN_CELL_MAGICS:
             return Cell(label, [], ast.Module(body=[], type_ignores=[]))
-        lines = ["pass"] + lines[1:]  # %%time, %%timeit, %%capture: the body is Python
+        # %%time, %%timeit, %%capture, nested or not: the body is Python, the magics' lines and the empty lines
+        # before them are not (each becomes ``pass``, so every line keeps its number)
+        header = 0
+        while header < len(lines) and (not lines[header].strip() or lines[header].lstrip().startswith("%%")):
+            header += 1
+        lines = ["pass"] * header + lines[header:]
     try:
         return Cell(label, lines, ast.parse("\n".join(lines)))
     except SyntaxError:
