@@ -199,3 +199,22 @@ def test_a_cells_own_timer_neither_stops_nor_moves_its_budget(confined, folder):
     cells = run_cells(folder, [own_timer, "print('after')"], timeout=2)
     assert text(cells[0]) == "stopped after 2 s: the cell ran past its time budget"
     assert text(cells[1]) == "after\n"  # interrupted, not killed: the shell goes on
+
+
+@pytest.mark.parametrize("how", ["program", pytest.param("forked", marks=[pytest.mark.root, ROOT_ONLY])])
+def test_the_notebooks_folder_is_importable_as_in_a_kernel(confined, folder, monkeypatch, how):
+    """A kernel imports modules from the notebook's folder: the student's ``helpers.py`` beside it, and one a
+    ``%%writefile`` cell wrote. A module nowhere there is still not found."""
+    if how == "program":
+
+        def refuse(self, sock, jail):
+            raise WorkerFailure("the notebook's kernel could not start")
+
+        monkeypatch.setattr(ForkServer, "fork_shell", refuse)
+    (folder / "helpers.py").write_text("VALUE = 41\n")
+    cells = run_cells(folder, ["from helpers import VALUE\nprint(VALUE + 1)",
+                               "%%writefile written.py\nOTHER = 7", "import written\nprint(written.OTHER)",
+                               "import nowhere_at_all"])
+    assert text(cells[0]).strip() == "42", text(cells[0])
+    assert text(cells[2]).strip() == "7", text(cells[2])
+    assert cells[3].outputs[-1].ename == "ModuleNotFoundError"

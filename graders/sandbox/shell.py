@@ -189,6 +189,8 @@ class Runner:
     def __init__(self):
         os.environ.setdefault("MPLBACKEND", INLINE)
         sys.argv = [""]
+        if sys.path[:1] != [os.getcwd()]:  # forked from the warm server: its own folder came first, not the notebook's
+            sys.path.insert(0, os.getcwd())  # a kernel imports the student's modules from there (``python -m``'s rule)
         signal.signal(signal.SIGINT, signal.default_int_handler)  # an interrupt is a KeyboardInterrupt, as in a kernel
         home = os.environ.get("HOME") or os.getcwd()
         for fd, name in FD_FILES.items():  # C-level output and programs' output: a file, read after each cell
