@@ -96,9 +96,9 @@ def check_case(checks, case: Case, limit: float) -> tuple[Reason, str] | None:
     expected = ex.reference(*expected_args, **case.kwargs)
     with SharedArgs(case.args) as shared:
         try:
-            reply, _ = checks.student.request("call", checks.budget(limit), fds=shared.fds,
-                                              regions=shared.regions, name=ex.name, args=shared.args,
-                                              kwargs=case.kwargs)
+            with checks.budgeted(limit) as allowed:
+                reply, _ = checks.student.request("call", allowed, fds=shared.fds, regions=shared.regions,
+                                                  name=ex.name, args=shared.args, kwargs=case.kwargs)
             out = answer(reply)["out"]
         except Deadline as exc:
             raise Disrupted(Reason.DEADLINE, f"{exc} ({CALL_MARGIN:g}x the loop version's time on the largest "

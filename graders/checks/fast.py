@@ -138,10 +138,11 @@ class Stalled(Slow):
 
 
 def _timed(checks, student: WorkerSession, staged, limit: float) -> tuple[float, list]:
-    """``timing.timed`` against a wall-clock ``limit``: a worker that spent it computing is too slow, one that
-    spent it waiting for the CPU has stalled (``Stalled``)."""
+    """``timing.timed`` against a wall-clock ``limit`` (within the notebook's budget: ``checks.budgeted``): a worker
+    that spent it computing is too slow, one that spent it waiting for the CPU has stalled (``Stalled``)."""
     try:
-        return timed(student, staged, limit)
+        with checks.budgeted(limit) as allowed:
+            return timed(student, staged, allowed)
     except Deadline as exc:
         verdict = too_slow(checks.ex, len(staged.calls), limit)
         if exc.cpu is not None and exc.cpu < STALLED * limit:
@@ -177,7 +178,7 @@ def _fast(checks) -> Verdict:
             limits = [max(checks.timeouts.bench_min, 4 * ex.ref_factor * one + 0.5),
                       max(PROBE_LIMIT, 4 * ex.ref_factor * one * probe + PROBE_SLACK), full]
             for staged, limit in zip(warm_up, limits, strict=True):
-                _, outs = _timed(checks, student, staged, checks.budget(limit))
+                _, outs = _timed(checks, student, staged, limit)
                 wrong = _check_outputs(ex, staged, outs)
                 if wrong:
                     return wrong
@@ -189,7 +190,7 @@ def _fast(checks) -> Verdict:
                 for rep in range(REPS):
                     staged = run.bench_inputs(ex, repetition(rep), k)
                     # far slower than the reference already fails: the limit stops a loop answer early
-                    limit = checks.budget(max(checks.timeouts.bench_min, 4 * ex.ref_factor * one * k + 0.5))
+                    limit = max(checks.timeouts.bench_min, 4 * ex.ref_factor * one * k + 0.5)
                     t, outs = _timed(checks, student, staged, limit)
                     wrong = _check_outputs(ex, staged, outs)
                     if wrong:

@@ -12,6 +12,8 @@ returns outputs. The parts live in graders.checks.correct, .vectorized and
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
+from typing import Iterator
 
 import torch
 
@@ -20,10 +22,11 @@ from graders.checks.fast import fast
 from graders.checks.finding import STATE
 from graders.checks.static import Submission
 from graders.checks.vectorized import vectorized
-from graders.checks.vocabulary import Disrupted, Timeouts, Verdict
+from graders.checks.vocabulary import Disrupted, OutOfTime, Timeouts, Verdict
 from graders.model.exercise import Exercise
 from graders.model.verdict import GATED_MESSAGE as GATED
 from graders.model.verdict import PARTS, Reason, failed, gated, not_graded
+from graders.sandbox.processes import Deadline
 from graders.sandbox.session import WorkerSession
 
 __all__ = ["GATED", "ExerciseChecks"]
@@ -70,6 +73,20 @@ class ExerciseChecks:
         if left <= 0:
             raise Disrupted(Reason.BUDGET, "was not graded: the notebook's time budget ran out")
         return min(seconds, left)
+
+    @contextmanager
+    def budgeted(self, seconds: float) -> Iterator[float]:
+        """The limit of one request of ``seconds``: ``budget(seconds)``. A deadline it misses only because the budget
+        cut it is the budget's, not the answer's: ``OutOfTime`` (a disruption, ``Reason.BUDGET``: never a failed
+        part, never shared), whatever else the notebook spent the budget on."""
+        limit = self.budget(seconds)
+        try:
+            yield limit
+        except Deadline:
+            if limit < seconds:
+                raise OutOfTime(f"the notebook's time budget ran out after {limit:.3g} s of a request allowed "
+                                f"{seconds:.3g} s") from None
+            raise
 
     def correct(self) -> Verdict:
         return correct(self)

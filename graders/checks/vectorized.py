@@ -74,8 +74,9 @@ def _count_args(checks, warm: tuple, args: tuple, kwargs: dict) -> dict:
     ex = checks.ex
     expected = ex.reference(*clone_args(args), **kwargs)
     cap = 4 * max(ex.max_ops, ex.max_lines)
-    reply, _ = checks.student.request("count", checks.budget(checks.timeouts.count), name=ex.name, warm=warm,
-                                      args=args, kwargs=kwargs, cap=cap)
+    with checks.budgeted(checks.timeouts.count) as allowed:
+        reply, _ = checks.student.request("count", allowed, name=ex.name, warm=warm, args=args, kwargs=kwargs,
+                                          cap=cap)
     got = answer(reply)
     if not got["stopped"]:
         rtol, atol = ex.tolerance(expected.dtype)
