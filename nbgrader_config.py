@@ -16,17 +16,15 @@ from nbgrader.preprocessors import (
                                     ClearOutput,
                                     DeduplicateIds,
                                     IgnorePattern,
-                                    OverwriteKernelspec,
-                                    SaveAutoGrades,
 )
 
 from graders.course import feedback_template, formgrader
 from graders.pipeline import intake, metadata
 from graders.pipeline.execute import ResilientExecute
 from graders.pipeline.outputs import LimitOutputBytes
-from graders.pipeline.restore import RestoreGradeCells
+from graders.pipeline.restore import RestoreGradeCells, RestoreKernelspec
 from graders.pipeline.sanitize import SanitizeMarkdown
-from graders.pipeline.verdicts import TrustedVerdicts
+from graders.pipeline.verdicts import SaveVerdicts, TrustedVerdicts
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
 here = os.path.dirname(os.path.abspath(__file__))
@@ -53,7 +51,7 @@ c.OverwriteCells.add_missing_cells = True
 c.Autograde.sanitize_preprocessors = [
     ClearOutput,
     DeduplicateIds,
-    OverwriteKernelspec,
+    RestoreKernelspec,  # nbgrader's OverwriteKernelspec, reading the release's kernelspec where a job carries it
     RestoreGradeCells,  # nbgrader's OverwriteCells, re-adding deleted grade cells without a KeyError
     CheckCellMetadata,
 ]
@@ -73,7 +71,7 @@ c.Autograde.autograde_preprocessors = [
     LimitOutputBytes,  # nbgrader's LimitOutput counts lines; this counts bytes
     TrustedVerdicts,  # after the kernel ran, before the scores are saved
     LimitOutputBytes,
-    SaveAutoGrades,
+    SaveVerdicts,  # nbgrader's SaveAutoGrades, scoring each vecgrade part from its verdict (data), not its output
     AssignLatePenalties,
     CheckCellMetadata,
 ]

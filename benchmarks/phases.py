@@ -69,23 +69,25 @@ def timer(owner, name: str, phase: str, extra=None) -> None:
 
 def install() -> None:
     from graders.checks import parts, submission
-    from graders.engine import coordinator, executors
+    from graders.engine import coordinator, job
+    from graders.engine.executors import local
     from graders.pipeline.execute import ResilientExecute
     from graders.pipeline.verdicts import TrustedVerdicts
     from graders.sandbox import session
 
-    original_ej = executors.execute_and_judge
+    original_grade = job.grade
 
-    def execute_and_judge(job):
-        _current.student = job.student
+    def grade(request):
+        _current.student = request.student
         start = time.time()
         try:
-            return original_ej(job)
+            return original_grade(request)
         finally:
             note("job", start, time.time())
             _current.student = None
 
-    executors.execute_and_judge = execute_and_judge
+    job.grade = grade  # grade_json, in a pool's processes, finds it here
+    local.grade = grade  # type: ignore[attr-defined]  # this process's Serial imported it by name
     original_init = coordinator.Engine.__init__
 
     def engine_init(self, *args, **kwargs):
@@ -97,7 +99,7 @@ def install() -> None:
     timer(coordinator.Engine, "preflight", "preflight")
     timer(coordinator.Engine, "measure_references", "references")
     timer(coordinator.Engine, "before_the_first", "preflight+references")  # the two at once
-    timer(coordinator.Engine, "_prepare", "prepare", lambda self, student, d: {"who": student})
+    timer(coordinator.Engine, "request_for", "prepare", lambda self, student: {"who": student})
     original_record = coordinator.autograde
 
     def record(api, assignment, student):

@@ -6,7 +6,7 @@ from concurrent.futures.process import _ExecutorManagerThread
 
 import pytest
 
-from graders.engine.executors import Pool
+from graders.engine.executors.local import Pool
 
 
 def _managers() -> list[threading.Thread]:

@@ -127,13 +127,14 @@ def test_unknown_names_exit_2_and_leave_no_trace(tmp_path):
 
 
 class DieOnce:
-    """A grading step whose process dies the first time (a marker file remembers), then succeeds."""
+    """A grading step whose process dies the first time (a marker file, named by the notebook's first cell,
+    remembers), then succeeds."""
 
     def __init__(self, config=None):
         pass
 
     def __call__(self, nb, resources):
-        marker = Path(resources["metadata"]["path"]) / "died"
+        marker = Path(nb.cells[0].source)
         if not marker.exists() or marker.read_text() == "always":
             marker.write_text(marker.read_text() if marker.exists() else "once")
             os._exit(1)
@@ -141,24 +142,51 @@ class DieOnce:
         return nb, resources
 
 
+def _request(tmp_path, step, source: str):
+    """A request whose pipeline is ``step`` alone, on a one-cell notebook holding ``source``."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+    from traitlets.config import Config
+
+    from graders.engine.request import GradingRequest, settings_of
+    folder = tmp_path / "submission"
+    folder.mkdir(exist_ok=True)
+    nbformat.write(new_notebook(cells=[new_code_cell(source)]), folder / "broadcasting.ipynb")
+    config = Config()
+    config.Autograde.sanitize_preprocessors = []
+    config.Autograde.autograde_preprocessors = [step]
+    empty = {"source": [], "grade": [], "solution": [], "task": []}
+    return GradingRequest("ada", "broadcasting", {}, settings_of(config), 0, {"broadcasting": empty}, str(folder))
+
+
+def _one(executor, request):
+    """``request``'s outcome through ``executor``, which is closed after."""
+    try:
+        executor.submit(request)
+        done = []
+        while not done:
+            done = executor.wait()
+        [(_, outcome)] = done
+        return outcome
+    finally:
+        executor.close()
+
+
 @pytest.mark.parametrize("dies", ["once", "always"])
 def test_a_grading_process_that_dies_costs_a_retry_then_a_reported_submission(tmp_path, dies, monkeypatch):
     # under pytest-xdist, __main__ is execnet's and has no __spec__, which a spawned process needs
     monkeypatch.setattr(sys.modules["__main__"], "__spec__", None, raising=False)
     import nbformat
-    from nbformat.v4 import new_code_cell, new_notebook
 
-    from graders.engine.executors import Pool, run_all
-    from graders.engine.job import GradingJob
+    from graders.engine.executors.local import Pool
     if dies == "always":
         (tmp_path / "died").write_text("always")
-    job = GradingJob("ada", "broadcasting", "broadcasting", nbformat.writes(new_notebook(cells=[new_code_cell("x")])),
-                     {}, [DieOnce], path=str(tmp_path))
-    [(_, graded, _, error)] = list(run_all(Pool(1), [job]))
+    outcome = _one(Pool(1), _request(tmp_path, DieOnce, str(tmp_path / "died")))
     if dies == "once":
-        assert graded is not None and nbformat.reads(graded.notebook, as_version=4).cells[0].source == "survived", error
+        assert outcome.graded, outcome.message
+        assert nbformat.reads(outcome.notebooks["broadcasting"], as_version=4).cells[0].source == "survived"
     else:
-        assert graded is None and "died" in error
+        assert not outcome.graded and "died" in outcome.message and not outcome.notebooks
 
 
 @pytest.mark.e2e
@@ -168,44 +196,36 @@ def test_a_dask_worker_that_dies_costs_a_rerun_then_a_reported_submission(tmp_pa
     it meets is reported ungraded (KilledWorker), never half-written."""
     import nbformat
     from distributed import Client
-    from nbformat.v4 import new_code_cell, new_notebook
 
-    from graders.engine.executors import Dask, run_all
-    from graders.engine.job import GradingJob
+    from graders.engine.executors.dask import Dask
     if dies == "always":
         (tmp_path / "died").write_text("always")
-    job = GradingJob("ada", "broadcasting", "broadcasting", nbformat.writes(new_notebook(cells=[new_code_cell("x")])),
-                     {}, [DieOnce], path=str(tmp_path))
     try:
-        [(_, graded, _, error)] = list(run_all(Dask(dask_scheduler), [job]))
+        outcome = _one(Dask(dask_scheduler), _request(tmp_path, DieOnce, str(tmp_path / "died")))
     finally:
         with Client(dask_scheduler, timeout="60s") as client:  # the nannies restart the killed workers
             client.wait_for_workers(2, timeout=120)
     if dies == "once":
-        assert graded is not None and nbformat.reads(graded.notebook, as_version=4).cells[0].source == "survived", error
+        assert outcome.graded, outcome.message
+        assert nbformat.reads(outcome.notebooks["broadcasting"], as_version=4).cells[0].source == "survived"
     else:
-        assert graded is None and "KilledWorker" in error, error
+        assert not outcome.graded and "KilledWorker" in outcome.message, outcome.message
 
 
 class RecordPid:
-    """A grading step that notes which process ran it (a line per run in the job's folder)."""
+    """A grading step that notes which process ran it (a line per run in the file its notebook's cell names)."""
 
     def __init__(self, config=None):
         pass
 
     def __call__(self, nb, resources):
-        with open(Path(resources["metadata"]["path"]) / "pids", "a") as f:
+        with open(nb.cells[0].source, "a") as f:
             f.write(f"{os.getpid()}\n")
         return nb, resources
 
 
-def _pid_job(tmp_path):
-    import nbformat
-    from nbformat.v4 import new_code_cell, new_notebook
-
-    from graders.engine.job import GradingJob
-    return GradingJob("(warm-up)", "broadcasting", "broadcasting",
-                      nbformat.writes(new_notebook(cells=[new_code_cell("x")])), {}, [RecordPid], path=str(tmp_path))
+def _pid_request(tmp_path):
+    return _request(tmp_path, RecordPid, str(tmp_path / "pids"))
 
 
 def _pids(tmp_path) -> list[str]:
@@ -217,14 +237,14 @@ def test_warming_the_services_processes_warms_each_one_and_keeps_them(tmp_path, 
     that closed the pool left the first submission to a fresh, cold process: 17 s instead of 2)."""
     monkeypatch.setattr(sys.modules["__main__"], "__spec__", None, raising=False)
     from graders.engine.executors import executor_for
-    executor = executor_for(jobs=2)  # what the service keeps
+    executor = executor_for(None, jobs=2)  # what the service keeps
     try:
-        executor.warm(_pid_job(tmp_path))
+        executor.warm(_pid_request(tmp_path))
         warm = set(_pids(tmp_path))
         assert len(warm) == 2  # both processes, not one of them twice
-        executor.submit(_pid_job(tmp_path))
-        [(_, result, _, error)] = executor.wait()
-        assert result is not None, error
+        executor.submit(_pid_request(tmp_path))
+        [(_, outcome)] = executor.wait()
+        assert outcome.graded, outcome.message
         assert _pids(tmp_path)[-1] in warm  # the submission after the warm-up ran in a warm process
     finally:
         executor.close()
@@ -232,14 +252,14 @@ def test_warming_the_services_processes_warms_each_one_and_keeps_them(tmp_path, 
 
 @pytest.mark.e2e
 def test_warming_a_dask_cluster_runs_the_job_on_every_worker_and_keeps_the_client(tmp_path, dask_scheduler):
-    from graders.engine.executors import Dask
+    from graders.engine.executors.dask import Dask
     cluster = Dask(dask_scheduler)
     try:
-        cluster.warm(_pid_job(tmp_path))
+        cluster.warm(_pid_request(tmp_path))
         assert len(set(_pids(tmp_path))) == 2  # each of the two workers
-        cluster.submit(_pid_job(tmp_path))
-        [(_, result, _, error)] = cluster.wait()  # the client is still open after the warm-up
-        assert result is not None, error
+        cluster.submit(_pid_request(tmp_path))
+        [(_, outcome)] = cluster.wait()  # the client is still open after the warm-up
+        assert outcome.graded, outcome.message
     finally:
         cluster.close()
 

@@ -1,6 +1,8 @@
 """The typed seams: every executor kind is an ``Executor`` and the verdict store a ``Store``, the Protocols their
 callers annotate with (mypy checks the annotations; these check the same shapes at run time, both ways)."""
-from graders.engine.executors import Dask, Executor, Pool, Serial, executor_for
+from graders.engine.executors import Executor, executor_for
+from graders.engine.executors.dask import Dask
+from graders.engine.executors.local import Pool, Serial
 from graders.model.store import Store, VerdictStore
 
 KINDS: tuple[type[Executor], ...] = (Serial, Pool, Dask)  # mypy: each kind has the Protocol's shape
@@ -13,7 +15,7 @@ def test_each_local_kind_is_an_executor():
         assert pool.capacity == 4 and pool.in_flight == 0 and pool.wait() == []
     finally:
         pool.close()
-    assert type(executor_for(1)) is Serial and type(executor_for(3)) is Pool and len(KINDS) == 3
+    assert type(executor_for(None, 1)) is Serial and type(executor_for("local://", 3)) is Pool and len(KINDS) == 3
 
 
 def test_a_thing_without_the_executors_shape_is_not_one():

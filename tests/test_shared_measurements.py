@@ -7,7 +7,8 @@ from graders import KIT_ROOT
 from graders.checks import reference as reference_module
 from graders.checks.fast import FIRST, warm_up_requests
 from graders.checks.submission import GradingRun, combine
-from graders.engine.job import GradingJob, reference_measurements
+from graders.engine.job import reference_measurements
+from graders.engine.request import GradingRequest, settings_of
 from graders.model.exercise import load_assignment
 from graders.model.fingerprint import definitions_files
 
@@ -23,9 +24,9 @@ def measured():
     """batch_outer's reference measured as a pool process measures it for the others."""
     config = Config()
     config.Sandbox.enabled = False
-    job = GradingJob("(reference)", "broadcasting", "broadcasting", "", definitions_files(KIT_ROOT / "assignments"),
-                     [], config, SEED)
-    return reference_measurements(job, "batch_outer")  # what one process measured, with its machine
+    request = GradingRequest("(reference)", "broadcasting", definitions_files(KIT_ROOT / "assignments"),
+                             settings_of(config), SEED)
+    return reference_measurements(request, "batch_outer")  # what one process measured, with its machine
 
 
 def test_a_run_adopts_what_another_process_measured_and_does_not_measure_it_again(measured, monkeypatch):

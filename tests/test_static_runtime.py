@@ -10,7 +10,7 @@ from graders.checks.own_modules import MAX_MODULE_BYTES, MAX_MODULES, read_modul
 from graders.checks.submission import grade_submission
 from graders.course.grade import grade_class
 from graders.engine import coordinator
-from graders.engine.executors import Serial
+from graders.engine.executors.local import Serial
 from graders.engine.record import autograde
 from graders.model.exercise import PARTS
 from graders.model.notebook import grade_id_of, submission_cells
@@ -280,6 +280,17 @@ def _batch_outer_marks(course, assignment, student):
     return tuple(scores[f"batch_outer_{p}"] for p in PARTS)
 
 
+class _Shipped(Serial):
+    """This process, grading each request as a Dask worker gets it: its files inline, through JSON."""
+
+    def submit(self, request):
+        from graders.engine.executors.dask import packed
+        from graders.engine.request import round_trip
+        shipped = round_trip(packed(request))
+        assert shipped.folder is None and shipped.files
+        super().submit(shipped)
+
+
 @pytest.mark.e2e
 def test_a_module_of_ones_own_is_graded_alike_on_every_route(broadcasting, tmp_path, monkeypatch):
     course = generated_course(tmp_path / "course", broadcasting)
@@ -290,8 +301,8 @@ def test_a_module_of_ones_own_is_graded_alike_on_every_route(broadcasting, tmp_p
     # vecgrade grade: the kernel and the verdicts in the submission's folder
     assert all(r.success for r in grade_class(course, "broadcasting", ["helen", "hugo"]))
     assert {s: _batch_outer_marks(course, broadcasting, s) for s in deserved} == deserved
-    # a Dask worker: no folder, the job carries the modules (the cluster stood in for by this process)
-    monkeypatch.setattr(coordinator, "executor_for", lambda jobs, scheduler: Serial())
+    # a Dask worker: no folder, the request carries the files (the cluster stood in for by this process)
+    monkeypatch.setattr(coordinator, "executor_for", lambda scheduler, jobs: _Shipped())
     assert all(r.success for r in grade_class(course, "broadcasting", ["helen", "hugo"], scheduler="here"))
     assert {s: _batch_outer_marks(course, broadcasting, s) for s in deserved} == deserved
     # plain `nbgrader autograde`: the notebook's autograded copy, helpers.py beside it

@@ -1,15 +1,17 @@
 """The grading engine: one class's submissions in, one result per submission out.
 
-``Engine`` (``coordinator``) grades submissions (``Engine.results(students) -> Iterator[SubmissionResult]``);
-``vecgrade grade`` (graders.course.grade) and ``vecgrade serve`` (graders.serve.service) are its two drivers.
-nbgrader is an adapter at both ends: intake (its sanitize steps and the refusals, once per submission, in the
-coordinator) and recording (nbgrader's autograde with the expensive steps replaced by the graded notebook,
-``graders.pipeline.precomputed``).
+A grading job is data (``request``): one ``GradingRequest`` in, one ``GradingOutcome`` out, through one function
+(``job.grade``) that every driver's executor runs. ``Engine`` (``coordinator``) makes requests from paths, reads
+outcomes and records the graded ones through nbgrader (``record``); ``vecgrade grade`` (graders.course.grade) and
+``vecgrade serve`` (graders.serve.service) are its two drivers, and plain ``nbgrader autograde`` runs the same
+verdict step (graders.pipeline.verdicts.TrustedVerdicts) in nbgrader's own pipeline.
 
-- ``coordinator`` -- ``Engine``: jobs prepared as they are dispatched, one verdict store, one writer.
-- ``job``         -- one submission's expensive steps as a pure function (``execute_and_judge``), run anywhere.
-- ``executors``   -- where jobs run: this process, a local pool, a Dask cluster.
-- ``record``      -- recording one submission through nbgrader's autograde; ``SubmissionResult``.
+- ``request``     -- ``GradingRequest``, ``GradingOutcome``, ``SubmissionStatus``: a job as JSON-round-trippable data.
+- ``job``         -- ``grade(request) -> outcome``: everything that reads a student's content, in the student's job.
+- ``coordinator`` -- ``Engine``: paths, keys and outcomes; one verdict store; one writer.
+- ``executors``   -- where jobs run, one module per kind, by the address's scheme (``local``, Dask's ``tcp``).
+- ``record``      -- recording one graded submission through nbgrader's autograde; ``SubmissionResult``.
+- ``startup``     -- the preflight and the reference's measurements, before the first submission.
 - ``course``      -- the course folder and nbgrader's API on it (``Course``).
 - ``gradebooks``  -- one SQLAlchemy engine per gradebook while an ``Engine`` lives.
 - ``dask_worker`` -- the preload that makes a Dask worker ready before its first task.

@@ -12,7 +12,7 @@ import nbconvert.preprocessors  # noqa: F401 - the steps a task carries (nbgrade
 import nbgrader.preprocessors  # noqa: F401
 
 from graders.engine import job  # noqa: F401 - the grading machinery
-from graders.pipeline import execute, outputs, precomputed, verdicts  # noqa: F401
+from graders.pipeline import execute, outputs, restore, verdicts  # noqa: F401
 from graders.sandbox.session import ForkServer
 
 

@@ -1,61 +1,41 @@
-"""One submission's grading as a job: the expensive steps as a pure function, run anywhere.
+"""One student's grading job: ``grade(request) -> outcome``, the one function every driver runs.
 
-Running a student's kernel and deciding verdicts takes seconds; recording the result in the gradebook takes
-milliseconds but must happen in one process (graders.engine.coordinator), or SQLite answers "database is
-locked" and rows get lost or duplicated. So ``execute_and_judge`` runs the expensive autograde steps on a
-sanitized notebook anywhere (this process, a local worker process, a Dask worker on another machine):
-notebook in, graded notebook and verdicts out, nothing read from or written to the course folder. The
-coordinator then records it through nbgrader (``graders.pipeline.precomputed.PutBackPrecomputed``).
+``vecgrade grade`` (this process, ``--jobs`` processes or a Dask cluster), ``vecgrade serve`` and ``vecgrade
+validate``'s classes all grade a submission by calling ``grade`` with a ``GradingRequest`` and reading the
+``GradingOutcome`` (graders.engine.request). Inside it, and nowhere else, the student's content is read: the
+intake caps on the folder, the refusals (no notebook, an unknown or broken one), nbgrader's sanitize steps (the
+release's cells come with the request), the kernel, the trusted verdicts (``TrustedVerdicts``, the same step plain
+``nbgrader autograde`` runs), the output caps. Whatever goes wrong in there is this student's outcome, with a
+reason: ``grade`` never raises for a submission, so one submission's trouble never stops another's.
 
-A process keeps its share of each grading run (``GradingRun``: fork server, reference templates, calibrations)
-and each version of the definitions in a folder of its own, for its whole life.
+Nothing here writes the course: the coordinator records a graded outcome through nbgrader (graders.engine.record).
+A process keeps its share of each grading run (``GradingRun``: fork server, reference templates, calibrations,
+the verdicts its jobs settled) and each version of the definitions in a folder of its own, for its whole life.
 """
 from __future__ import annotations
 
 import atexit
-import copy
 import os
-from dataclasses import dataclass, field
+import time
 from pathlib import Path
 
 import nbformat
+from nbgrader.preprocessors import SaveAutoGrades
 from nbgrader.utils import setenv
-from traitlets.config import Config
 
 from graders.checks.fast import measure_reference
-from graders.checks.own_modules import write_modules
 from graders.checks.submission import GradingRun
+from graders.engine.request import GradingOutcome, GradingRequest, SubmissionStatus
 from graders.model.exercise import load_assignment_once
 from graders.model.fingerprint import fingerprint
-from graders.pipeline.precomputed import notebook_key
-from graders.pipeline.verdicts import VERDICTS
+from graders.model.verdict import Reason, Status
+from graders.pipeline.intake import Intake
+from graders.pipeline.refusals import refusal
+from graders.pipeline.restore import MASTER
+from graders.pipeline.verdicts import TrustedVerdicts
 from graders.sandbox.policy import Sandbox
 from graders.sandbox.scratch import Scratch
 from graders.sandbox.session import ForkServer
-
-
-@dataclass
-class GradingJob:
-    """All one submission's expensive steps need, shipped with the task (no shared folder)."""
-    student: str
-    assignment: str
-    notebook_id: str
-    notebook: str  # the sanitized notebook, as JSON
-    definitions: dict[str, str]  # the course's definitions folder: relative path -> text
-    steps: list  # the preprocessor classes to run, in order
-    config: Config = field(default_factory=Config)
-    seed: int = 0  # the hidden cases' seed: one per grading run, shared by every job
-    path: str | None = None  # the kernel's working folder; a private temporary one if None
-    known: dict = field(default_factory=dict)  # exercise -> its verdicts, known from the same program's
-    defer: list[str] = field(default_factory=list)  # exercises whose verdicts another job computes now
-    modules: dict[str, str] = field(default_factory=dict)  # the submission's own modules (helpers.py): name -> source
-    measured: dict = field(default_factory=dict)  # machine -> the reference as other processes measured it there
-    # for this run (GradingRun.measured): a process adopts its own machine's, and does not measure it again
-
-    @property
-    def key(self) -> str:
-        return notebook_key(nbformat.reads(self.notebook, as_version=4))
-
 
 _definitions: dict[str, Scratch] = {}  # this process's folder per version of the definitions (removed at exit)
 
@@ -76,7 +56,7 @@ def _definitions_folder(files: dict[str, str]) -> Path:
 _runs: dict[int, GradingRun] = {}  # this process's share of each grading run (a run is one seed)
 
 
-def _grading_run(seed: int) -> GradingRun:
+def grading_run(seed: int) -> GradingRun:
     """The run a job belongs to, kept for the life of this process: its reference workers stay warm and the
     timing calibrations are measured once per process, not once per notebook (GradingRun keys them by content)."""
     if seed not in _runs:
@@ -106,62 +86,141 @@ def release() -> None:
     ForkServer.release_shared()
 
 
-@dataclass
-class JobResult:
-    """The graded notebook (JSON), the verdicts its grading computed and may be shared (exercise -> part ->
-    Verdict: only settled ones, see graders.model.store), and every exercise's verdicts as written (``results``:
-    the coordinator records nothing where a part is not graded)."""
-    notebook: str
-    verdicts: dict = field(default_factory=dict)
-    results: dict = field(default_factory=dict)
+def grade(request: GradingRequest) -> GradingOutcome:
+    """The request's submission graded (see the module's docstring); never raises for anything in it."""
+    start = time.perf_counter()
+    try:
+        outcome = _grade(request)
+    except Exception as exc:  # noqa: BLE001 - the student's own job: its failure is its outcome, never the batch's
+        outcome = GradingOutcome(request.student, request.assignment, SubmissionStatus.NOT_GRADED, Reason.INTERNAL,
+                                 f"grading failed: {type(exc).__name__}: {exc}"[:300])
+    outcome.seconds["total"] = time.perf_counter() - start
+    return outcome
 
 
-def execute_and_judge(job: GradingJob) -> JobResult:
-    """Run ``job.steps`` (execute, verdicts, ...) on the job's notebook; return the graded notebook."""
-    config = copy.deepcopy(job.config)
-    config.TrustedVerdicts.assignments_dir = str(_definitions_folder(job.definitions))
-    config.TrustedVerdicts.seed = job.seed
-    config.TrustedVerdicts.run = run = _grading_run(job.seed)
-    config.TrustedVerdicts.refuse_not_graded = False  # the coordinator reads every verdict and records no 0
-    run.adopt(job.measured)
-    nb = nbformat.reads(job.notebook, as_version=4)
+def grade_json(request: dict) -> dict:
+    """``grade`` on a request as JSON data, the outcome as JSON data: what an executor ships between machines."""
+    return grade(GradingRequest.from_json(request)).to_json()
+
+
+def _refused(request: GradingRequest, message: str, for_student: str = "") -> GradingOutcome:
+    return GradingOutcome(request.student, request.assignment, SubmissionStatus.REFUSED, Reason.REFUSED,
+                          message, for_student)
+
+
+def _files_into(folder: Path, files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        path = (folder / name).resolve()
+        if folder.resolve() not in path.parents:
+            raise ValueError(f"a shipped file outside its folder: {name!r}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def _grade(request: GradingRequest) -> GradingOutcome:
+    config = request.config()
+    who = f"{request.student}/{request.assignment}"
+    with Scratch("job") as scratch:
+        if request.folder is not None:
+            folder = Path(request.folder)
+        else:
+            folder = Path(scratch) / "submission"
+            folder.mkdir()
+            _files_into(folder, request.files or {})
+        if not request.master:
+            return GradingOutcome(request.student, request.assignment, SubmissionStatus.NOT_GRADED, Reason.INTERNAL,
+                                  f"the assignment {request.assignment} is not in the gradebook: run nbgrader "
+                                  f"generate_assignment {request.assignment}")
+        if not request.warm_up:
+            unsafe = Intake(config=config).refusal(str(folder), who)
+            if unsafe:
+                return _refused(request, unsafe)
+            refused = refusal(folder, set(request.master), request.shown or f"{who}/", request.assignment,
+                              request.student)
+            if refused is not None:
+                return _refused(request, str(refused), getattr(refused, "for_student", ""))
+        return _judge(request, config, folder)
+
+
+def _judge(request: GradingRequest, config, folder: Path) -> GradingOutcome:
+    """Every notebook of the submission through nbgrader's sanitize steps and the expensive autograde steps."""
+    pipeline = list(config.Autograde.autograde_preprocessors)
+    cut = next((i for i, step in enumerate(pipeline) if issubclass(step, SaveAutoGrades)), len(pipeline))
+    steps = list(config.Autograde.sanitize_preprocessors) + pipeline[:cut]
+    config.TrustedVerdicts.assignments_dir = str(_definitions_folder(request.definitions))
+    config.TrustedVerdicts.seed = request.seed
+    run = grading_run(request.seed)
+    run.adopt(request.measured)
+    for key, verdicts in request.known.items():  # found by the keys this job computes (GradingRun.grade)
+        run.verdicts.put(key, verdicts)
+    outcome = GradingOutcome(request.student, request.assignment, SubmissionStatus.GRADED)
+    seconds = {"kernel": 0.0, "verdicts": 0.0}
     # what nbgrader's autograde sets around these steps: the notebook's self-checks see they are autograded
-    with Scratch("job") as scratch, setenv(NBGRADER_EXECUTION="autograde"):
-        if job.path is None:  # beside the notebook, as submitted: the kernel imports them, the verdicts read them
-            write_modules(scratch, job.modules)
-        shared: dict = {"known": job.known, "defer": list(job.defer), "computed": {}}
-        resources: dict = {"unique_key": job.notebook_id, "metadata": {"path": job.path or scratch},
-                     "nbgrader": {"student": job.student, "assignment": job.assignment,
-                                  "notebook": job.notebook_id},
-                     VERDICTS: shared}
-        for step in job.steps:
-            nb, resources = step(config=config)(nb, resources)
-    final: dict = resources.get(VERDICTS) or shared  # the steps pass resources on; a copy would carry it too
-    return JobResult(nbformat.writes(nb), final["computed"], final.get("results", {}))
+    with setenv(NBGRADER_EXECUTION="autograde"):
+        for path in sorted(folder.glob("*.ipynb")):
+            notebook_id = path.stem
+            try:
+                nb = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
+            except Exception as exc:  # noqa: BLE001 - the refusals read it already; one that changes is refused too
+                return _refused(request, f"NotANotebookError: {path.name}: {type(exc).__name__}: {exc}"[:300])
+            resources: dict = {"unique_key": notebook_id, "metadata": {"path": str(folder)},
+                               "nbgrader": {"student": request.student, "assignment": request.assignment,
+                                            "notebook": notebook_id, "db_url": ""},
+                               MASTER: request.master.get(notebook_id, {})}
+            for step in steps:
+                began = time.perf_counter()
+                instance = step(config=config, run=run, refuse_not_graded=False) if issubclass(step, TrustedVerdicts) \
+                    else step(config=config)
+                try:
+                    nb, resources = instance(nb, resources)
+                except Exception as exc:  # noqa: BLE001 - what a step refuses is this student's, with its reason
+                    if step in config.Autograde.sanitize_preprocessors:
+                        return _refused(request, f"nbgrader could not read {path.name}: {type(exc).__name__}: "
+                                                 f"{exc}"[:300])
+                    raise
+                spent = time.perf_counter() - began
+                if isinstance(instance, TrustedVerdicts):
+                    seconds["verdicts"] += spent
+                    outcome.verdicts.update(instance.results)
+                    outcome.keys.update(instance.keys)
+                    outcome.computed.extend(instance.computed)
+                elif "Execute" in step.__name__:
+                    seconds["kernel"] += spent
+            outcome.notebooks[notebook_id] = nbformat.writes(nb)
+    outcome.seconds.update(seconds)
+    ungraded = [(name, v) for name, parts in outcome.verdicts.items() for v in parts.values()
+                if v.status is Status.NOT_GRADED]
+    if ungraded:
+        name, first = ungraded[0]
+        why = "; ".join(dict.fromkeys(f"`{n}`: {v.message}" for n, v in ungraded))
+        outcome.status, outcome.reason, outcome.message = SubmissionStatus.NOT_GRADED, first.reason, \
+            f"not graded: {why}"[:300]
+        outcome.notebooks = {}
+    return outcome
 
 
-def reference_measurements(job: GradingJob, exercise: str) -> dict:
+def reference_measurements(request: GradingRequest, exercise: str) -> dict:
     """Measure the reference of ``exercise`` in this process's run (its calibration and shared time, as the first
     notebook with it would), and return all this run has measured: the coordinator hands it to the pool's other
-    processes with their jobs (``GradingJob.measured``). ``job`` carries the run's seed, definitions and
-    configuration; its notebook is not used."""
-    run = _grading_run(job.seed)
-    run.adopt(job.measured)
-    assignment = load_assignment_once(_definitions_folder(job.definitions) / f"{job.assignment}.py")
+    processes with their requests (``GradingRequest.measured``). ``request`` carries the run's seed, definitions
+    and settings; its submission is not used."""
+    run = grading_run(request.seed)
+    run.adopt(request.measured)
+    assignment = load_assignment_once(_definitions_folder(request.definitions) / f"{request.assignment}.py")
     # the reference's template confined as TrustedVerdicts confines it: the same Sandbox configuration
-    measure_reference(run, run.reference(assignment, Sandbox(config=job.config)), assignment.exercise(exercise))
+    measure_reference(run, run.reference(assignment, Sandbox(config=request.config())), assignment.exercise(exercise))
     return run.measured()
 
 
-def jail_problem(job: GradingJob) -> str | None:
-    """Whether a jail of this process, configured as the job's ``TrustedVerdicts`` and ``Sandbox`` configure it,
-    runs torch (graders.sandbox.preflight): None, or one line naming the setting to change."""
+def jail_problem(request: GradingRequest) -> str | None:
+    """Whether a jail of this process, configured as the request's ``TrustedVerdicts`` and ``Sandbox`` settings
+    configure it, runs torch (graders.sandbox.preflight): None, or one line naming the setting to change."""
     from traitlets.config import Configurable
 
     from graders.pipeline.verdicts import grading_settings
     from graders.sandbox import preflight
     from graders.sandbox.policy import SandboxUnavailableError
-    limits, _, sandbox = grading_settings(Configurable(config=job.config))
+    limits, _, sandbox = grading_settings(Configurable(config=request.config()))
     try:
         confined = sandbox.check()
     except SandboxUnavailableError as exc:

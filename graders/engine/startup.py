@@ -8,7 +8,8 @@ from traitlets.config import Config
 
 from graders.checks.submission import combine
 from graders.engine.executors import Executor, call
-from graders.engine.job import GradingJob, jail_problem, reference_measurements
+from graders.engine.job import jail_problem, reference_measurements
+from graders.engine.request import GradingRequest, settings_of
 from graders.model.errors import VecgradeError
 from graders.model.exercise import Assignment
 
@@ -41,8 +42,7 @@ class BeforeTheFirst:
         return self._by_machine(spread(call, self._reference_calls(definitions)))
 
     def _reference_calls(self, definitions: dict[str, str]) -> list[tuple]:
-        probe = GradingJob("(reference)", self.assignment_name, self.assignment_name, "", definitions, [],
-                           self.config, self.seed)
+        probe = GradingRequest("(reference)", self.assignment_name, definitions, settings_of(self.config), self.seed)
         return [(reference_measurements, probe, ex.name) for ex in self.assignment().exercises]
 
     @staticmethod
@@ -77,9 +77,8 @@ class BeforeTheFirst:
         spread = getattr(self.executor, "spread", None)
         self._preflight_found(spread(jail_problem, [(probe,)])[0] if spread is not None else jail_problem(probe))
 
-    def _preflight_probe(self) -> GradingJob:
-        return GradingJob("(preflight)", self.assignment_name, self.assignment_name, "", {}, [], self.config,
-                          self.seed)
+    def _preflight_probe(self) -> GradingRequest:
+        return GradingRequest("(preflight)", self.assignment_name, {}, settings_of(self.config), self.seed)
 
     def _preflight_found(self, found: str | None) -> None:
         if found:

@@ -59,6 +59,10 @@ class VerdictStore:
         self._fresh.append((key, self._known[key]))
         return True
 
+    def as_dict(self) -> dict[str, Verdicts]:
+        """Every kept program key and its verdicts (what a grading request carries: graders.engine.request)."""
+        return dict(self._known)
+
     def update(self, pairs: Iterable[tuple[str, Verdicts]]) -> None:
         for key, verdicts in pairs:
             self.put(key, verdicts)

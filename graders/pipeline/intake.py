@@ -23,16 +23,19 @@ from __future__ import annotations
 
 import fnmatch
 import glob
+import hashlib
 import json
 import os
+import shutil
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nbgrader.converters import Autograde
-from nbgrader.converters.base import NbGraderException
-from traitlets import Integer
+from nbgrader.converters.base import BaseConverter, NbGraderException
+from nbgrader.utils import setenv
+from traitlets import Integer, Unicode
 from traitlets.config import Configurable
 
 from graders.model.errors import VecgradeError
@@ -159,13 +162,50 @@ def copy_regular_files(source: str, dest: str, intake: Intake | None = None, ign
         raise UnsafeSubmissionError(f"UnsafeSubmissionError: {exc}") from None
 
 
+def graded_path(graded_dir: str | os.PathLike, student: str, notebook: str) -> Path:
+    """Where the coordinator puts one student's graded notebook for ``SafeAutograde`` to record (per student, named
+    by a digest, so that no student id can reach outside ``graded_dir``)."""
+    return Path(graded_dir) / hashlib.sha256(student.encode()).hexdigest()[:32] / f"{notebook}.ipynb"
+
+
+class RecordingMissing(VecgradeError, NbGraderException):
+    """A notebook of the submission has no graded version to record (its job graded another set of notebooks)."""
+
+
 class SafeAutograde(Autograde):
-    """nbgrader's ``Autograde``, refusing unsafe submissions and unconfined grading before copying anything."""
+    """nbgrader's ``Autograde``, refusing unsafe submissions and unconfined grading before copying anything; with
+    ``graded_dir`` set, the recording of notebooks graded by vecgrade's jobs (graders.engine.record)."""
+
+    graded_dir = Unicode("", help="Set by vecgrade's coordinator, never in nbgrader_config.py: a folder of notebooks "
+                                  "its grading jobs graded (graded_path). Autograde then records each one as it is "
+                                  "(nbgrader's steps from SaveAutoGrades on: scores, late penalty, metadata check) "
+                                  "instead of sanitizing and grading the submitted one; the job already ran the "
+                                  "sanitize steps and the intake checks").tag(config=True)
+
+    def convert_single_notebook(self, notebook_filename: str) -> None:
+        if not self.graded_dir:
+            return super().convert_single_notebook(notebook_filename)
+        found = self.init_single_notebook_resources(notebook_filename)["nbgrader"]
+        graded = graded_path(self.graded_dir, found["student"], found["notebook"])
+        if not graded.is_file():
+            raise RecordingMissing(f"no graded notebook of {found['notebook']}.ipynb to record")
+        dest = Path(self._format_dest(found["assignment"], found["student"])) / graded.name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(graded, dest)
+        self._sanitizing = False  # nbgrader's second pass, on the graded notebook: what the pipeline has after grading
+        self._init_preprocessors()
+        try:
+            with setenv(NBGRADER_EXECUTION="autograde"):
+                BaseConverter.convert_single_notebook(self, str(dest))
+        finally:
+            self._sanitizing = True
 
     def init_notebooks(self) -> None:
         """One student's folder without a notebook is refused with the fix (nbgrader looks for notebooks before
         ``init_assignment``, and says only "No notebooks were matched by ...")."""
         assignment_id, student_id = self.coursedir.assignment_id, self.coursedir.student_id
+        if self.graded_dir:  # recording what a job graded: the job refused what had to be refused
+            return super().init_notebooks()
         folder = self._format_source(assignment_id, student_id)
         if os.path.isdir(folder) and not glob.glob(os.path.join(glob.escape(folder), "*.ipynb")):
             # one student's submission (not a pattern over several) without a notebook
@@ -179,6 +219,10 @@ class SafeAutograde(Autograde):
 
     def init_assignment(self, assignment_id: str, student_id: str) -> None:
         arrivals.note_arrival(self, assignment_id, student_id)  # its time of record, before anything may refuse it
+        if self.graded_dir:  # recording what a job graded: its intake checks and refusals ran there
+            super().init_assignment(assignment_id, student_id)
+            arrivals.stamp_graded_copy(self, assignment_id, student_id)
+            return
         try:
             Sandbox(parent=self).check()
         except Exception as exc:  # noqa: BLE001 - SandboxUnavailableError: one line, no points, batch goes on

@@ -19,7 +19,8 @@ from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
 from nbgrader.converters.base import NbGraderException
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import NbGraderPreprocessor, SaveAutoGrades
+from nbgrader.utils import determine_grade
 from traitlets import Bool, Float, Instance, Integer, Unicode
 
 from graders.checks.own_modules import notebook_modules, read_modules
@@ -27,16 +28,13 @@ from graders.checks.timeouts import Timeouts
 from graders.model.errors import VecgradeError
 from graders.model.fingerprint import stamp
 from graders.model.notebook import grade_id_of, submission_cells
-from graders.model.verdict import ERROR_NAMES, Reason, Status, Verdict, all_parts, not_graded
+from graders.model.verdict import ERROR_NAMES, Reason, Status, Verdict, all_parts, cell_verdict, not_graded
 from graders.sandbox.policy import Sandbox
 from graders.sandbox.spec import Limits
 
 if TYPE_CHECKING:  # torch: imported when a notebook is graded, not when nbgrader_config.py is read
     from graders.checks.submission import GradingRun
     from graders.model.exercise import Assignment
-
-VERDICTS = "vecgrade"  # the resources entry that carries verdicts between the coordinator and this step
-
 
 class NotGraded(VecgradeError, NbGraderException):
     """A part could not be graded (graders.model.verdict): nothing of the submission is recorded."""
@@ -86,10 +84,17 @@ class TrustedVerdicts(NbGraderPreprocessor):
                          help="Seconds one cell may run while an exercise's program loads").tag(config=True)
     notebook_timeout = Float(600.0, help="Wall-clock seconds for all verdicts of one notebook").tag(config=True)
     run = Instance("graders.checks.submission.GradingRun", allow_none=True,
-                   help="The grading run (seed, reference workers, loop times) shared by every notebook "
-                        "graded in this process; None: one per nbgrader app").tag(config=True)
+                   help="The grading run (seed, reference workers, loop times, settled verdicts) of this process, "
+                        "handed in by the grading job that runs this step (not a setting); None: one per nbgrader "
+                        "app")
     refuse_not_graded = Bool(True, help="Raise NotGraded, so that nbgrader records nothing, when a part could not "
                                         "be graded; vecgrade's own grading decides that itself").tag(config=True)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.results: dict[str, dict[str, Verdict]] = {}  # exercise -> part -> verdict, of the notebook graded last
+        self.keys: dict[str, str] = {}  # exercise -> program key
+        self.computed: list[str] = []  # the exercises whose settled verdicts this step computed (not known before)
 
     def grading_run(self) -> GradingRun:
         """The run this notebook belongs to: the configured one, else one kept by the exporter (one app)."""
@@ -105,6 +110,9 @@ class TrustedVerdicts(NbGraderPreprocessor):
         return run
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
+        for cell in nb.cells:  # a verdict is only ever where this step writes one (SaveVerdicts scores from it)
+            if "vecgrade" in cell.get("metadata", {}):
+                del cell.metadata["vecgrade"]
         assignment_id = resources["nbgrader"]["assignment"]
         path = Path(self.assignments_dir) / f"{assignment_id}.py"
         if not path.exists():
@@ -112,7 +120,6 @@ class TrustedVerdicts(NbGraderPreprocessor):
             return nb, resources
         from graders.model.exercise import load_assignment_once
         assignment = load_assignment_once(path)
-        shared = resources.setdefault(VERDICTS, {"known": {}, "defer": [], "computed": {}})
         limits, timeouts, sandbox = grading_settings(self)
         confined, status = sandbox.status()
         (self.log.info if confined else self.log.warning)("vecgrade: %s", status)
@@ -123,17 +130,16 @@ class TrustedVerdicts(NbGraderPreprocessor):
         try:
             results = run.grade(
                 assignment, submission_cells(nb, assignment), limits, timeouts, sandbox=sandbox,
-                notebook_timeout=self.notebook_timeout, known=shared["known"], defer=shared["defer"],
-                modules=modules)
-            shared["computed"] = {name: results[name] for name in run.computed}
+                notebook_timeout=self.notebook_timeout, modules=modules)
+            self.keys, self.computed = dict(run.keys), sorted(run.computed)
         except Exception as exc:  # noqa: BLE001 - fail closed: no verdict, no points, never a 0
             self.log.exception("vecgrade: could not grade %s", resources["nbgrader"].get("student"))
             results = {ex.name: all_parts(not_graded, Reason.INTERNAL, f"could not grade: {type(exc).__name__}")
                        for ex in assignment.exercises}
-        shared["results"] = results
+        self.results = results
         write_verdicts(nb, assignment, results)
         ungraded = [f"{name}: {v.message}" for name, parts in results.items() for v in parts.values()
-                    if v.status is Status.NOT_GRADED and v.reason is not Reason.DEFERRED]
+                    if v.status is Status.NOT_GRADED]
         if ungraded and self.refuse_not_graded:
             raise NotGraded(f"not graded: {ungraded[0]}")
         return nb, resources
@@ -154,3 +160,25 @@ def write_verdicts(nb: NotebookNode, assignment, results: dict[str, dict[str, Ve
             cell.metadata["vecgrade"] = verdict.to_json()
             cell.outputs = [verdict_output(verdict)]
             cell.execution_count = None
+
+
+def cell_score(cell: NotebookNode, log) -> float | None:
+    """A grade cell's automatic score: for a vecgrade part, from its verdict (``metadata.vecgrade``, which only
+    ``TrustedVerdicts`` writes): its points when passed, else 0; for any other grade cell, nbgrader's own rule."""
+    verdict = cell_verdict(cell)
+    if verdict is not None:
+        return float(cell.metadata["nbgrader"].get("points", 0)) if verdict.passed else 0.0
+    return determine_grade(cell, log)[0]
+
+
+class SaveVerdicts(SaveAutoGrades):
+    """nbgrader's ``SaveAutoGrades``, scoring each vecgrade grade cell from its verdict as data (``cell_score``)
+    rather than from the type of its output; everything else as nbgrader does it."""
+
+    def _add_score(self, cell: NotebookNode, resources: ResourcesDict) -> None:
+        grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
+                                          self.assignment_id, self.student_id)
+        grade.auto_score = cell_score(cell, self.log)
+        # as nbgrader: an earlier manual grade, or no automatic score, needs a look
+        grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+        self.gradebook.db.commit()

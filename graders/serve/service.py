@@ -76,7 +76,7 @@ class Service:
         self.tz = self.config.Exchange.get("timezone", "UTC")
         self.exchange = exchange_course(self.config)
         self.ledger = Ledger(ledger_url(course))
-        self.executor: Executor = executor_for(jobs, scheduler)  # for the service's life, every assignment's
+        self.executor: Executor = executor_for(scheduler, jobs)  # for the service's life, every assignment's
         self.batch = jobs  # submissions worth grading at once: one per process (a Dask cluster's size is its own)
         self.graders: dict[str, Engine] = {}
         # <tmp>/vecgrade-serve-<pid.start>-<random>, 0700: only this service reads it; removed when the service
@@ -194,15 +194,26 @@ class Service:
         due.sort(key=lambda e: (e.seen_at, e.entry))
         assignment = due[0].assignment
         batch = [e for e in due if e.assignment == assignment][:self.batch]
+        self._grade_apart(assignment, batch)
+        return True
+
+    def _grade_apart(self, assignment: str, batch: list[Entry]) -> None:
+        """``grade`` the batch; if that fails (a failure of the service itself, never a submission's: the engine
+        reports those per student), each entry is graded again on its own, so no classmate is refused for
+        another's failure; one that fails alone is tried again later (``_again_or_refuse``)."""
         try:
             self.grade(assignment, batch)
-        except Exception as exc:  # noqa: BLE001 - a failure of the service itself: the batch is tried again
+            return
+        except Exception as exc:  # noqa: BLE001 - see the docstring
             log.exception("%s: grading %s failed: %s", inert(assignment), inert(", ".join(e.student for e in batch)),
                           inert(exc))
-            for e in batch:
-                self._again_or_refuse(self.ledger.get(e.entry), f"{type(exc).__name__}: {exc}")
-            time.sleep(self.settings.poll_interval)
-        return True
+            if len(batch) == 1:
+                self._again_or_refuse(self.ledger.get(batch[0].entry), f"{type(exc).__name__}: {exc}")
+                time.sleep(self.settings.poll_interval)
+                return
+        for e in batch:
+            if self.ledger.get(e.entry).state == GRADING:  # not finished before the failure
+                self._grade_apart(assignment, [e])
 
     def grade(self, assignment: str, batch: list[Entry]) -> None:
         """Collect, grade and release ``batch`` while holding the gradebook lock (waiting for it counts as
