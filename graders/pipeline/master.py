@@ -1,10 +1,11 @@
-"""The release's cells (and kernelspec) as the gradebook holds them, as data a grading job carries (``release_cells``), and a
-stand-in for nbgrader's ``Gradebook`` that answers ``OverwriteCells``' questions from that data (``MasterCells``).
+"""The release's cells and kernelspec as the gradebook holds them, as data a grading job carries
+(``release_cells``), and a stand-in for nbgrader's ``Gradebook`` that answers from that data (``MasterCells``).
 
-nbgrader's ``OverwriteCells`` (here ``RestoreGradeCells``) and ``OverwriteKernelspec`` (here ``RestoreKernelspec``)
-put back what a student may not change (locked cells, grade cells, points, the kernel) from the gradebook. A job may run where the gradebook is not (a Dask worker on another
-machine) and should not read it while the coordinator writes it (SQLite), so the coordinator reads the
-assignment's cells once per run (the teacher's data, the same for every student) and every job carries them.
+nbgrader's ``OverwriteCells`` (here ``RestoreGradeCells``) and ``OverwriteKernelspec`` (here
+``RestoreKernelspec``) put back what a student may not change (locked cells, grade cells, points, the kernel)
+from the gradebook. A job may run where the gradebook is not (a Dask worker on another machine) and should not
+read it while the coordinator writes it (SQLite), so the coordinator reads the assignment's cells once per call
+(the teacher's data, the same for every student) and every job carries them.
 """
 from __future__ import annotations
 
