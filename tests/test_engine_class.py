@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from graders import KIT_ROOT
 from graders.course.demo import deserved_marks, submit_class
 from graders.course.personas import FULL, Persona, loop_answer
 from graders.engine import executors
