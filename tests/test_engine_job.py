@@ -26,7 +26,7 @@ from graders.model.store import VerdictStore
 from graders.model.verdict import Reason, all_parts, failed, gated, passed
 from graders.pipeline.restore import RestoreGradeCells
 
-EMPTY = {"source": [], "grade": [], "solution": [], "task": []}
+EMPTY: dict[str, list] = {"source": [], "grade": [], "solution": [], "task": []}
 
 
 def _settings(*steps) -> dict:
@@ -154,7 +154,8 @@ class _Recorder:
 
 def _engine() -> Engine:
     engine = Engine.__new__(Engine)  # only what reading an outcome needs: no course, no processes
-    engine.assignment_name, engine.verdicts, engine.executor = "broadcasting", VerdictStore(), _Recorder()
+    engine.assignment_name, engine.verdicts = "broadcasting", VerdictStore()
+    engine.executor = _Recorder()  # type: ignore[assignment]  # submit is all reading an outcome uses
     from collections import Counter
     engine.gradings = Counter()
     return engine

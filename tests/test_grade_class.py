@@ -155,7 +155,7 @@ def _request(tmp_path, step, source: str):
     config = Config()
     config.Autograde.sanitize_preprocessors = []
     config.Autograde.autograde_preprocessors = [step]
-    empty = {"source": [], "grade": [], "solution": [], "task": []}
+    empty: dict[str, list] = {"source": [], "grade": [], "solution": [], "task": []}
     return GradingRequest("ada", "broadcasting", {}, settings_of(config), 0, {"broadcasting": empty}, str(folder))
 
 
