@@ -30,7 +30,7 @@ from graders.model.exercise import load_assignment_once
 from graders.model.fingerprint import fingerprint
 from graders.model.verdict import Reason, Status
 from graders.pipeline.intake import Intake
-from graders.pipeline.refusals import refusal
+from graders.pipeline.refusals import NotebookReads, refusal
 from graders.pipeline.restore import MASTER
 from graders.pipeline.verdicts import TrustedVerdicts
 from graders.sandbox.policy import Sandbox
@@ -131,18 +131,19 @@ def _grade(request: GradingRequest) -> GradingOutcome:
             return GradingOutcome(request.student, request.assignment, SubmissionStatus.NOT_GRADED, Reason.INTERNAL,
                                   f"the assignment {request.assignment} is not in the gradebook: run nbgrader "
                                   f"generate_assignment {request.assignment}")
+        reads = NotebookReads()  # each notebook read and parsed once, for every check and the grading
         if not request.warm_up:
-            unsafe = Intake(config=config).refusal(str(folder), who)
+            unsafe = Intake(config=config).refusal(str(folder), who, reads)
             if unsafe:
                 return _refused(request, unsafe)
             refused = refusal(folder, set(request.master), request.shown or f"{who}/", request.assignment,
-                              request.student)
+                              request.student, reads)
             if refused is not None:
                 return _refused(request, str(refused), getattr(refused, "for_student", ""))
-        return _judge(request, config, folder)
+        return _judge(request, config, folder, reads)
 
 
-def _judge(request: GradingRequest, config, folder: Path) -> GradingOutcome:
+def _judge(request: GradingRequest, config, folder: Path, reads: NotebookReads) -> GradingOutcome:
     """Every notebook of the submission through nbgrader's sanitize steps and the expensive autograde steps."""
     pipeline = list(config.Autograde.autograde_preprocessors)
     cut = next((i for i, step in enumerate(pipeline) if issubclass(step, SaveAutoGrades)), len(pipeline))
@@ -159,9 +160,10 @@ def _judge(request: GradingRequest, config, folder: Path) -> GradingOutcome:
     with setenv(NBGRADER_EXECUTION="autograde"):
         for path in sorted(folder.glob("*.ipynb")):
             notebook_id = path.stem
+            read = reads.get(path)
             try:
-                nb = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
-            except Exception as exc:  # noqa: BLE001 - the refusals read it already; one that changes is refused too
+                nb = nbformat.convert(nbformat.from_dict(read.json), 4)
+            except Exception as exc:  # noqa: BLE001 - JSON that is not a notebook: the student's to fix
                 return _refused(request, f"NotANotebookError: {path.name}: {type(exc).__name__}: {exc}"[:300])
             resources: dict = {"unique_key": notebook_id, "metadata": {"path": str(folder)},
                                "nbgrader": {"student": request.student, "assignment": request.assignment,

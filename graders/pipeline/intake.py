@@ -24,7 +24,6 @@ from __future__ import annotations
 import fnmatch
 import glob
 import hashlib
-import json
 import os
 import shutil
 import stat
@@ -41,7 +40,7 @@ from traitlets.config import Configurable
 from graders.model.errors import VecgradeError
 from graders.pipeline import arrivals
 from graders.pipeline.nbgrader_seam import patch
-from graders.pipeline.refusals import NoNotebookError, known_notebooks, submission_refusal
+from graders.pipeline.refusals import NoNotebookError, NotebookReads, known_notebooks, submission_refusal
 from graders.pipeline.safecopy import Caps, Refused, stage
 from graders.sandbox.policy import Sandbox
 
@@ -127,27 +126,25 @@ class Intake(Configurable):
             return f"UnsafeSubmissionError: {who} holds more than {self.max_bytes / 1024 ** 2:g} MB; {keep}"
         return None
 
-    def refusal(self, folder: str, who: str) -> str | None:
+    def refusal(self, folder: str, who: str, reads: NotebookReads | None = None) -> str | None:
         """Why the submission in ``folder`` is refused (one line), or None (also when there is no folder).
-        The notebooks nbgrader grades are read only once the walk has passed the caps (so at most ``max_bytes``)."""
+        The notebooks nbgrader grades are read only once the walk has passed the caps (so at most ``max_bytes``);
+        ``reads``: where they are read once for every check (graders.pipeline.refusals.NotebookReads)."""
         if not os.path.isdir(folder):
             return None
         found = survey(folder, self.max_files, self.max_bytes)
         refused = self.verdict(found, who)
+        reads = reads if reads is not None else NotebookReads()
         for path in [] if refused else [p for p in found.files if os.sep not in p and p.endswith(".ipynb")]:
-            if _cells(os.path.join(folder, path)) > self.max_cells:
+            if _cells(reads.get(Path(folder) / path).json) > self.max_cells:
                 return (f"UnsafeSubmissionError: {who}/{path} holds more than {self.max_cells} cells; "
                         "keep only the cells the notebook needs")
         return refused
 
 
-def _cells(path: str) -> int:
-    """How many cells the notebook at ``path`` holds (0 when it is not one: nbgrader says why later)."""
-    try:
-        with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as f:
-            cells = json.load(f).get("cells")
-    except (OSError, ValueError, AttributeError):
-        return 0
+def _cells(nb: object) -> int:
+    """How many cells the parsed notebook ``nb`` holds (0 when it is not one: the refusals say why)."""
+    cells = nb.get("cells") if isinstance(nb, dict) else None
     return len(cells) if isinstance(cells, list) else 0
 
 

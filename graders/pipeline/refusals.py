@@ -21,7 +21,9 @@ from __future__ import annotations
 import json
 import os
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters.base import NbGraderException
@@ -91,33 +93,55 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
-def _not_json(path: Path) -> str:
+@dataclass
+class Read:
+    """One notebook file, read and parsed once: its bytes (None: unreadable), its JSON (None: not JSON), and why it
+    is not a notebook at all ("an empty file", "not JSON"; "" when it is JSON)."""
+    data: bytes | None
+    json: Any = None
+    not_json: str = ""
+
+
+class NotebookReads:
+    """Each notebook file of a submission read and parsed once, however many checks ask (the intake's cell count,
+    the refusals, the job's own reading): ``get(path)``."""
+
+    def __init__(self):
+        self._found: dict[Path, Read] = {}
+
+    def get(self, path: Path) -> Read:
+        path = Path(path)
+        if path not in self._found:
+            data = _read(path)
+            if data is None:
+                self._found[path] = Read(None)
+            elif not data.strip():
+                self._found[path] = Read(data, None, "an empty file")
+            else:
+                try:
+                    self._found[path] = Read(data, json.loads(data))
+                except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError; nested past the parser
+                    self._found[path] = Read(data, None, "not JSON")
+        return self._found[path]
+
+
+def _not_json(path: Path, reads: NotebookReads) -> str:
     """Why ``path`` is not a notebook at all ("an empty file", "not JSON"), or "" when it is JSON."""
-    data = _read(path)
-    if data is None:
-        return ""
-    if not data.strip():
-        return "an empty file"
-    try:
-        json.loads(data)
-    except ValueError:  # JSONDecodeError, UnicodeDecodeError
-        return "not JSON"
-    return ""
+    return reads.get(path).not_json
 
 
-def _has_no_cells(path: Path) -> bool:
+def _has_no_cells(path: Path, reads: NotebookReads) -> bool:
     """True for a well-formed notebook without cells (a file that is not JSON is ``_not_json``'s)."""
-    data = _read(path)
-    try:
-        nb = json.loads(data) if data is not None else None
-    except ValueError:
-        return False
+    nb = reads.get(path).json
     return isinstance(nb, dict) and isinstance(nb.get("cells"), list) and not nb["cells"]
 
 
-def refusal(folder: Path, known: set[str], shown: str, assignment: str, student: str) -> NbGraderException | None:
+def refusal(folder: Path, known: set[str], shown: str, assignment: str, student: str,
+            reads: NotebookReads | None = None) -> NbGraderException | None:
     """Why the submission in ``folder`` cannot be graded (``known``: the assignment's notebook names; ``shown``:
-    the folder as the teacher should read it), or None; the message ends with the command to run after the fix."""
+    the folder as the teacher should read it; ``reads``: the notebooks as already read), or None; the message ends
+    with the command to run after the fix."""
+    reads = reads if reads is not None else NotebookReads()
     regrade = f"then vecgrade grade {shlex.quote(assignment)} -s {shlex.quote(student)}"
     notebooks = sorted(p for p in Path(folder).glob("*.ipynb") if p.is_file() and not p.is_symlink())
     expected = ", ".join(f"{n}.ipynb" for n in sorted(known))
@@ -129,13 +153,13 @@ def refusal(folder: Path, known: set[str], shown: str, assignment: str, student:
         return student_words(UnknownNotebookError(f"UnknownNotebookError: remove or rename {', '.join(unknown)} in "
                                                   f"{shown} (the assignment's notebook: {expected}), {regrade}"),
                              unknown_for_student(unknown, sorted(known), [p.stem for p in notebooks]))
-    broken = [(p.name, why) for p in notebooks if (why := _not_json(p))]
+    broken = [(p.name, why) for p in notebooks if (why := _not_json(p, reads))]
     if broken:
         name, why = broken[0]
         return student_words(NotANotebookError(f"NotANotebookError: {name} in {shown} is not a notebook ({why}): not "
                                                f"graded; put the student's real notebook there, {regrade}"),
                              not_a_notebook_for_student(name, why))
-    empty = [p.name for p in notebooks if _has_no_cells(p)]
+    empty = [p.name for p in notebooks if _has_no_cells(p, reads)]
     if empty:
         return student_words(EmptyNotebookError(f"EmptyNotebookError: {', '.join(empty)} in {shown} is an empty "
                                                 f"notebook (no cells): not graded; put the student's real notebook "
