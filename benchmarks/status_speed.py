@@ -27,7 +27,7 @@ from nbgrader.api import Gradebook
 from graders.course.demo import make_course
 from graders.course.grade import UNGRADED
 from graders.course.status import status_table
-from graders.engine.course import _put_scripts_on_path
+from graders.coursedir.course import _put_scripts_on_path
 from graders.model.csvsafe import write_rows
 from graders.pipeline.arrivals import STAMP_FORMAT, Arrival, save
 from graders.serve.ledger import GRADED, LATE, REFUSED, Ledger, ledger_url

@@ -17,7 +17,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
 # lowest first: a subpackage imports only from its own layer or a lower one
-LAYERS = ("model", "sandbox", "checks", "student", "pipeline", "engine", "course", "serve", "cli")
+LAYERS = ("model", "sandbox", "checks", "student", "coursedir", "pipeline", "engine", "course", "serve", "cli")
 ROOT = "(package root)"  # graders/__init__.py: the version and the checkout's folder, below every layer
 TOP = "(top-level modules)"  # graders/*.py: the entry point and the docs' helpers, above every layer
 Edge = tuple[str, str]  # (importer, imported), each a name of LAYERS or TOP

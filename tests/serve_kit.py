@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 import pytest
 
 from graders.course.personas import Persona
-from graders.engine.course import Course
+from graders.coursedir.course import Course
 from graders.model.exercise import Assignment
 from graders.model.notebook import answer_id
 from graders.serve.ledger import Entry, Ledger, ledger_url

@@ -23,7 +23,7 @@ from graders import KIT_ROOT
 from graders.course.demo import deserved_marks, roster_problems
 from graders.course.marks import exercise_marks
 from graders.course.personas import load_roster
-from graders.engine.course import Course
+from graders.coursedir.course import Course
 from graders.model.exercise import PARTS, load_assignment, load_course
 
 from tests.testkit import ROOT

@@ -1,4 +1,4 @@
-"""Every course path comes from nbgrader's ``CourseDirectory.format_path`` (graders.engine.paths), none by hand."""
+"""Every course path comes from nbgrader's ``CourseDirectory.format_path`` (graders.coursedir.paths), none by hand."""
 from __future__ import annotations
 
 import re
@@ -7,7 +7,7 @@ from pathlib import Path
 from traitlets.config import Config
 
 from graders import KIT_ROOT
-from graders.engine.paths import CoursePaths, Step, exchange_feedback
+from graders.coursedir.paths import CoursePaths, Step, exchange_feedback
 
 STEPS = "|".join(step.value for step in Step)
 # a step's folder joined by hand: `root / "submitted"`, `"autograded" / x`, os.path.join(.., "feedback"), f"{r}/release/"
@@ -36,7 +36,7 @@ def test_no_module_joins_a_course_folder_by_hand():
         lines = hand_joined(path.read_text())
         if lines:
             found[name] = lines
-    assert found == {}, f"use graders.engine.paths.CoursePaths: {found}"
+    assert found == {}, f"use graders.coursedir.paths.CoursePaths: {found}"
 
 
 def test_course_paths_are_nbgraders_default_layout(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 from nbgrader.api import Gradebook
 from nbgrader.plugins.export import CsvExportPlugin
 
-from graders.engine.course import Course
+from graders.coursedir.course import Course
 
 pytestmark = pytest.mark.e2e
 BIN = Path(sys.executable).parent

@@ -14,10 +14,10 @@ from nbformat.v4 import new_code_cell, new_markdown_cell
 
 from graders.course.demo import deserved_marks, submit_class
 from graders.course.personas import FULL, Persona, loop_answer
+from graders.coursedir.paths import Step
 from graders.engine import executors
 from graders.engine.coordinator import Engine
 from graders.engine.job import grade
-from graders.engine.paths import Step
 from graders.engine.request import SubmissionStatus
 from graders.pipeline.master import release_cells
 

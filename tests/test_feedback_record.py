@@ -1,6 +1,6 @@
 """The teacher's feedback page is marked as the grade of record among a student's pages (graders/course/feedback.py)."""
 from graders.course.feedback import mark_of_record
-from graders.engine.course import Course
+from graders.coursedir.course import Course
 
 PAGE = "<html><head></head><body>\n<h4>broadcasting</h4></body></html>"
 AT = 1_796_000_000.0  # 2026-11-30 UTC

@@ -4,7 +4,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from graders.course.grade import UNGRADED, SubmissionResult, record_ungraded, ungraded
-from graders.engine.course import Course
+from graders.coursedir.course import Course
 from graders.model.csvsafe import read_rows, write_rows
 from graders.pipeline.precomputed import PrecomputedMissing, PutBackPrecomputed, notebook_key, result_path
 

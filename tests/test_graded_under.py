@@ -9,7 +9,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
 from graders.course.results import graded_under, max_points, version_changes, version_fix
-from graders.engine.paths import CoursePaths, Step
+from graders.coursedir.paths import CoursePaths, Step
 from graders.model.fingerprint import stamp, stamped
 from graders.model.verdict import Reason, failed
 from graders.pipeline.verdicts import write_verdicts

@@ -8,7 +8,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from graders.course.observed import GATED, Verdicts, read_verdicts
 from graders.course.report import render_html
 from graders.course.results import StudentRow, max_points, version_changes, version_fix
-from graders.engine.paths import CoursePaths
+from graders.coursedir.paths import CoursePaths
 from graders.model.verdict import Reason, failed, gated, passed
 from graders.pipeline.refusals import (
     EmptyNotebookError,

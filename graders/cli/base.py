@@ -85,7 +85,7 @@ COURSE_FIX = "cd into the course folder or pass --course/-c DIR"
 
 
 def open_course(root: Path):
-    from graders.engine.course import Course
+    from graders.coursedir.course import Course
     try:
         course = Course(root)
     except FileNotFoundError as exc:

@@ -87,7 +87,7 @@ def _refresh_feedback(c, assignment: str, students: list[str]) -> None:
     """A regrade must not leave stale feedback: students who already had feedback get it regenerated now
     (nbgrader's generate_feedback would otherwise skip them without --force)."""
     from graders.course.feedback import write_feedback
-    from graders.engine.paths import Step
+    from graders.coursedir.paths import Step
     paths = c.paths
     stale = [s for s in students if paths.folder(Step.FEEDBACK, assignment, s).is_dir()]
     if not stale:
@@ -105,7 +105,7 @@ def feedback(assignment: str, course: Path = COURSE):
     Students without grades are skipped and named."""
     from graders.course.feedback import autograded_students, write_feedback
     from graders.course.results import nothing_graded
-    from graders.engine.paths import Step
+    from graders.coursedir.paths import Step
     c = open_course(course)
     find_assignment(c, assignment)
     if not autograded_students(c, assignment):

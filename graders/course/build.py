@@ -20,7 +20,7 @@ import torch
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from graders.checks.static import LOOP_HINT
-from graders.engine.paths import CoursePaths, Step
+from graders.coursedir.paths import CoursePaths, Step
 from graders.model.exercise import PARTS, Assignment, Exercise
 from graders.model.notebook import SETUP_ID, answer_id, examples_id, loop_id
 from graders.student import install

@@ -23,8 +23,8 @@ from graders.course.feedback import write_feedback
 from graders.course.grade import grade_class
 from graders.course.marks import add_marks_row, exercise_marks, marks_table
 from graders.course.personas import Persona, demo_module, load_roster
-from graders.engine.course import Course
-from graders.engine.paths import Step
+from graders.coursedir.course import Course
+from graders.coursedir.paths import Step
 from graders.model.errors import VecgradeError
 from graders.model.exercise import PARTS, Assignment, Exercise, load_course
 from graders.model.exits import ExitCode

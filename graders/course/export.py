@@ -23,7 +23,7 @@ from nbgrader.plugins.export import ExportPlugin
 from traitlets import Unicode
 
 from graders.course.results import class_marks, max_points, version_changes
-from graders.engine.course import Course
+from graders.coursedir.course import Course
 from graders.model.catalogue import GradedAssignment
 from graders.model.csvsafe import write_rows
 from graders.model.errors import VecgradeError

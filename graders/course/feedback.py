@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from nbgrader.api import Gradebook, MissingEntry
 
 from graders.course.banner import add_banner, when
-from graders.engine.course import Course
-from graders.engine.paths import Step
+from graders.coursedir.course import Course
+from graders.coursedir.paths import Step
 from graders.engine.record import nbgrader_reason
 
 

@@ -28,7 +28,7 @@ from functools import wraps
 from nbgrader.apps.api import NbGraderAPI
 
 from graders.course.ungraded import ungraded
-from graders.engine.course import Course
+from graders.coursedir.course import Course
 from graders.pipeline.arrivals import observed
 from graders.pipeline.nbgrader_seam import patch
 

@@ -21,9 +21,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sqlalchemy.exc import SAWarning
 
 from graders.course.ungraded import UNGRADED, record_ungraded, ungraded
+from graders.coursedir.course import Course
+from graders.coursedir.paths import Step
 from graders.engine.coordinator import Engine
-from graders.engine.course import Course
-from graders.engine.paths import Step
 from graders.engine.record import SubmissionResult, autograde
 
 __all__ = ["SubmissionResult", "grade_class", "record_ungraded", "settle_ungraded", "ungraded", "UNGRADED"]

@@ -21,8 +21,8 @@ from pygments.lexers import PythonLexer
 from graders.checks.identity import near_key, program_key
 from graders.checks.own_modules import notebook_modules, read_modules
 from graders.checks.static import Submission
-from graders.engine.course import Course
-from graders.engine.paths import Step
+from graders.coursedir.course import Course
+from graders.coursedir.paths import Step
 from graders.model.exercise import PARTS, Assignment
 from graders.model.notebook import grade_id_of, submission_cells
 from graders.model.verdict import cell_verdict

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-from graders.engine.course import Course
+from graders.coursedir.course import Course
 
 LOCK_NAME = ".vecgrade-gradebook.lock"
 

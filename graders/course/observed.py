@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 
-from graders.engine.paths import CoursePaths, Step
+from graders.coursedir.paths import CoursePaths, Step
 from graders.model.exercise import Assignment
 from graders.model.verdict import GATED_MESSAGE, Reason, Status, Verdict, cell_verdict
 

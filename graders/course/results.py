@@ -16,8 +16,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from graders.course.ungraded import ungraded
-from graders.engine.course import Course, _put_scripts_on_path, gradebook_marks
-from graders.engine.paths import Step
+from graders.coursedir.course import Course, _put_scripts_on_path, gradebook_marks
+from graders.coursedir.paths import Step
 from graders.model.catalogue import GradedAssignment, max_points
 from graders.model.csvsafe import write_rows
 from graders.model.errors import VecgradeError

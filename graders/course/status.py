@@ -18,8 +18,8 @@ from rich.table import Table
 
 from graders.course.results import NothingGraded, feedback_paths, gradebook_submissions
 from graders.course.ungraded import ungraded
-from graders.engine.course import Course
-from graders.engine.paths import Step
+from graders.coursedir.course import Course
+from graders.coursedir.paths import Step
 from graders.model.inert import inert
 from graders.pipeline.arrivals import Arrival, arrivals
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from graders.engine.course import Course
-from graders.engine.paths import Step
+from graders.coursedir.course import Course
+from graders.coursedir.paths import Step
 from graders.model.csvsafe import read_rows, write_rows
 from graders.model.inert import inert
 

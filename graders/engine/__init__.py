@@ -12,7 +12,6 @@ verdict step (graders.pipeline.verdicts.TrustedVerdicts) in nbgrader's own pipel
 - ``executors``   -- where jobs run, one module per kind, by the address's scheme (``local``, Dask's ``tcp``).
 - ``record``      -- recording one graded submission through nbgrader's autograde; ``SubmissionResult``.
 - ``startup``     -- the preflight and the reference's measurements, before the first submission.
-- ``course``      -- the course folder and nbgrader's API on it (``Course``).
 - ``gradebooks``  -- one SQLAlchemy engine per gradebook while an ``Engine`` lives.
 - ``dask_worker`` -- the preload that makes a Dask worker ready before its first task.
 """

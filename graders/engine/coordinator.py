@@ -32,10 +32,10 @@ from typing import Callable, Iterator
 from nbgrader.preprocessors import SaveAutoGrades
 from sqlalchemy.exc import SAWarning
 
+from graders.coursedir.course import Course
+from graders.coursedir.paths import Step
 from graders.engine import gradebooks
-from graders.engine.course import Course
 from graders.engine.executors import Executor, executor_for
-from graders.engine.paths import Step
 from graders.engine.record import SubmissionResult, autograde
 from graders.engine.request import GradingOutcome, GradingRequest, settings_of
 from graders.engine.startup import BeforeTheFirst

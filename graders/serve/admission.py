@@ -30,7 +30,7 @@ from typing import Callable
 from nbgrader.utils import parse_utc
 
 from graders.course.lock import gradebook_lock
-from graders.engine.course import Course
+from graders.coursedir.course import Course
 from graders.model.inert import inert
 from graders.pipeline.refusals import known_notebooks
 from graders.pipeline.safecopy import Caps, Refused, owner, stage

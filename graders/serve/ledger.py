@@ -37,7 +37,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Engine
 
-from graders.engine.course import Course
+from graders.coursedir.course import Course
 from graders.model.verdict import Verdict, settled
 
 QUEUED, GRADING, GRADED, REFUSED, SUPERSEDED = "queued", "grading", "graded", "refused", "superseded"

@@ -18,7 +18,7 @@ from nbgrader.utils import notebook_hash
 
 # the pages' vocabulary; add_banner and when are also used as pages.add_banner, pages.when
 from graders.course.banner import add_banner, banner, text, when  # noqa: F401
-from graders.engine.paths import exchange_feedback
+from graders.coursedir.paths import exchange_feedback
 from graders.model.atomic import write_atomically
 
 FEEDBACK_MODE = 0o711  # as nbgrader's release_feedback makes the exchange's feedback folder

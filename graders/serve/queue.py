@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from rich.markup import escape
 from rich.table import Table
 
-from graders.engine.course import Course
+from graders.coursedir.course import Course
 from graders.model.inert import inert
 from graders.serve.ledger import (
     GRADED,

@@ -25,8 +25,8 @@ from nbgrader.coursedir import CourseDirectory
 
 from graders.course.grade import settle_ungraded
 from graders.course.lock import gradebook_lock
+from graders.coursedir.course import Course
 from graders.engine.coordinator import Engine
-from graders.engine.course import Course
 from graders.engine.executors import Executor, executor_for
 from graders.model.errors import VecgradeError
 from graders.model.inert import inert

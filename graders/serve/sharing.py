@@ -16,7 +16,7 @@ disrupted grading is graded again, never kept.
 """
 from __future__ import annotations
 
-from graders.engine.course import Course
+from graders.coursedir.course import Course
 
 __all__ = ["kept_key"]
 

@@ -17,8 +17,8 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default.exchange import Exchange
 from nbgrader.utils import capture_log, temp_attrs
 
-from graders.engine.course import Course
-from graders.engine.paths import Step
+from graders.coursedir.course import Course
+from graders.coursedir.paths import Step
 from graders.engine.record import nbgrader_reason
 from graders.model.errors import VecgradeError
 from graders.serve.pages import add_banner

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from traitlets.config.loader import PyFileConfigLoader
 
-from graders.engine.paths import CoursePaths, Step
+from graders.coursedir.paths import CoursePaths, Step
 from graders.model.catalogue import (
     CATALOGUE,
     AssignmentEntry,
