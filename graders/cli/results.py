@@ -54,11 +54,15 @@ def report(assignment: str, course: Path = COURSE,
         fix = version_fix(gb, c, a)
     if all(r.status == NOT_GRADED_YET for r in rows):  # neither graded nor refused: an empty table says nothing
         fail(nothing_graded(c, assignment))
-    table = marks_table(a, f"{assignment}: correct / vectorized / fast", after=("total",))
-    for r in rows:
-        cells = [format_marks(tuple(r.marks[ex.grade_id(p)] for p in PARTS)) if r.graded
+    table = marks_table(a, f"{assignment}: correct / vectorized / fast", after=("late penalty", "total"))
+    for r in rows:  # a part graded by hand in the formgrader is starred
+        cells = [format_marks(tuple(r.marks[ex.grade_id(p)] for p in PARTS),
+                              tuple(ex.grade_id(p) in r.manual for p in PARTS)) if r.graded
                  else "[yellow]ungraded[/yellow]" for ex in a.exercises]
-        table.add_row(escape(inert(r.student)), *cells, f"{r.total:g}" if r.total is not None else "-")
+        penalty = "-" if r.penalty is None else (f"-{r.penalty:g}" if r.penalty else "0")
+        table.add_row(escape(inert(r.student)), *cells, penalty, f"{r.total:g}" if r.total is not None else "-")
+    if any(r.manual for r in rows):
+        say("* graded by hand in the formgrader (nbgrader's score: the manual score, plus any extra credit)")
     console.print(table)
     for r in rows:
         if not r.graded:
@@ -75,8 +79,11 @@ def report(assignment: str, course: Path = COURSE,
         say(f"wrote {escape(str(csv_path))}")
     if html_path:
         from graders.course.observed import read_verdicts
-        from graders.course.report import write_html
-        write_html(html_path, a, rows, read_verdicts(c.root, a, graded), changes, groups_html(found))
+        from graders.course.report import feedback_links, write_html
+        from graders.course.results import feedback_paths
+        pages = {s: feedback_paths(c, assignment, s)[1] for s in graded}
+        write_html(html_path, a, rows, read_verdicts(c.root, a, graded), changes, groups_html(found),
+                   feedback_links(pages, html_path))
         say(f"wrote {escape(str(html_path))}")
 
 
@@ -167,6 +174,7 @@ def _export_lms(gb, course, chosen, students: list[str], form: str, to: Path, ro
     from graders.course.export import (
         RosterError,
         assignment_totals,
+        canvas_assignment_ids,
         canvas_rows,
         check_roster,
         identities,
@@ -181,7 +189,13 @@ def _export_lms(gb, course, chosen, students: list[str], form: str, to: Path, ro
             fail(str(exc))
     totals = assignment_totals(gb, course, chosen)
     people = identities(gb, students, roster_rows)
-    header, table = (canvas_rows if form == "canvas" else moodle_rows)(chosen, totals, people)
+    try:  # a file an importer could read as one student's grade given to another is never written
+        if form == "canvas":
+            header, table = canvas_rows(chosen, totals, people, canvas_assignment_ids(course, chosen))
+        else:
+            header, table = moodle_rows(chosen, totals, people)
+    except RosterError as exc:
+        fail(str(exc))
     write_lms_csv(to, header, table)
     if extra:
         say(f"[yellow]note[/yellow]: the roster {escape(str(roster))} lists {len(extra)} student(s) the export does "

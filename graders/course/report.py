@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import os
 from pathlib import Path
 from typing import Sequence
 
@@ -22,7 +23,8 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
 from graders.course.observed import Failure, Verdicts  # noqa: E402
-from graders.course.results import StudentRow, max_points  # noqa: E402
+from graders.course.marks import format_marks  # noqa: E402
+from graders.course.results import StudentRow, fmt, max_points  # noqa: E402
 from graders.model.exercise import PARTS, Assignment  # noqa: E402
 
 
@@ -115,20 +117,51 @@ def _table(head: list[str], body: list[list[str]]) -> str:
     return f"<table><tr>{cells}</tr>{rows}</table>"
 
 
-def marks_table(assignment: Assignment, rows: list[StudentRow]) -> str:
-    head = ["student"] + [ex.name for ex in assignment.exercises] + ["total", "status"]
-    body = []
+def _when(value) -> str:
+    """A due date (UTC, as nbgrader stores it) or an extension, in words; "" for none."""
+    if value is None:
+        return ""
+    if hasattr(value, "total_seconds"):
+        hours = value.total_seconds() / 3600
+        return f"+{hours:g} h"
+    return f"{value:%Y-%m-%d %H:%M} UTC"
+
+
+MARKS_HEAD = ("score", "late penalty", "total", "due", "extension", "status")
+
+
+def marks_table(assignment: Assignment, rows: list[StudentRow], feedback: dict[str, str] | None = None) -> str:
+    """Per student: the marks per exercise (a part graded by hand starred), nbgrader's score, its late penalty, the
+    total (``score - penalty``, as ``nbgrader export``), the student's due date and extension, the status; the name
+    links to the student's feedback page where ``feedback`` has one ({student: href})."""
+    feedback = feedback or {}
+    head = ["student"] + [ex.name for ex in assignment.exercises] + list(MARKS_HEAD)
+    out = ["<table><tr>", *(f"<th>{html.escape(h)}</th>" for h in head), "</tr>"]
     for r in rows:
-        cells = [" / ".join("-" if r.marks[ex.grade_id(p)] is None else f"{r.marks[ex.grade_id(p)]:g}" for p in PARTS)
+        name = html.escape(r.student)
+        if r.student in feedback:
+            name = f'<a class="feedback" href="{html.escape(feedback[r.student])}">{name}</a>'
+        cells = [html.escape(format_marks(tuple(r.marks[ex.grade_id(p)] for p in PARTS),
+                                          tuple(ex.grade_id(p) in r.manual for p in PARTS)))
                  if r.graded else "ungraded" for ex in assignment.exercises]
-        body.append([r.student, *cells, "" if r.total is None else f"{r.total:g}", r.status])
-    return _table(head, body)
+        rec = r.recorded if r.graded else None
+        penalty = "" if r.penalty is None else (f"-{r.penalty:g}" if r.penalty else "0")
+        tail = [fmt(r.score), penalty, fmt(r.total), _when(rec.duedate if rec else None),
+                _when(rec.extension if rec else None), r.status]
+        klass = ' class="late"' if r.penalty else ""
+        out.append(f"<tr{klass}><td>{name}</td>" + "".join(f"<td>{c}</td>" for c in cells)
+                   + "".join(f"<td>{html.escape(c)}</td>" for c in tail) + "</tr>")
+    out.append("</table>")
+    if any(r.manual for r in rows):
+        out.append("<p>* graded by hand in the formgrader: nbgrader's score is the manual score, plus any extra "
+                   "credit.</p>")
+    return "".join(out)
 
 
 STYLE = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}
 img{max-width:100%;display:block;margin:1em 0}h2{border-bottom:1px solid #ddd}
-.changed{background:#fff3cd;border:1px solid #e0c36c;padding:.5em 1em}"""
+.changed{background:#fff3cd;border:1px solid #e0c36c;padding:.5em 1em}tr.late td{background:#fdf1f1}"""
 
 
 def _failure_row(f: Failure) -> list[str]:
@@ -148,9 +181,10 @@ def failures_section(assignment: Assignment, verdicts: Verdicts) -> str:
 
 
 def render_html(assignment: Assignment, rows: list[StudentRow], verdicts: Verdicts, changes: Sequence[str] = (),
-                groups: str = "") -> str:
+                groups: str = "", feedback: dict[str, str] | None = None) -> str:
     """The page; ``changes``: how the definitions differ from what the class was graded on (``version_changes``);
-    ``groups``: the answer-groups section (graders.course.groups.groups_html)."""
+    ``groups``: the answer-groups section (graders.course.groups.groups_html); ``feedback``: {student: the href of
+    their feedback page}."""
     not_graded = [r for r in rows if not r.graded]
     changed = (f'<p class="changed"><strong>{html.escape(assignment.name)} changed after the class was graded'
                f"</strong> (the marks are from the older version): {html.escape('; '.join(changes))}</p>"
@@ -166,7 +200,7 @@ def render_html(assignment: Assignment, rows: list[StudentRow], verdicts: Verdic
         '<h2 id="ungraded">Ungraded</h2>',
         _table(["student", "status"], [[r.student, r.status] for r in not_graded]) if not_graded
         else "<p>every submission was graded</p>",
-        "<h2>Marks (correct / vectorized / fast)</h2>", marks_table(assignment, rows),
+        "<h2 id=\"marks\">Marks (correct / vectorized / fast)</h2>", marks_table(assignment, rows, feedback),
         groups,
     ]
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(assignment.name)} report</title>"
@@ -174,5 +208,14 @@ def render_html(assignment: Assignment, rows: list[StudentRow], verdicts: Verdic
 
 
 def write_html(dest: Path, assignment: Assignment, rows: list[StudentRow], verdicts: Verdicts,
-               changes: Sequence[str] = (), groups: str = "") -> None:
-    Path(dest).write_text(render_html(assignment, rows, verdicts, changes, groups))
+               changes: Sequence[str] = (), groups: str = "", feedback: dict[str, str] | None = None) -> None:
+    Path(dest).write_text(render_html(assignment, rows, verdicts, changes, groups, feedback))
+
+
+def feedback_links(pages: dict[str, Path], dest: Path) -> dict[str, str]:
+    """{student: the href of their feedback page, relative to the report ``dest``} for the pages that exist."""
+    out = {}
+    for student, page in pages.items():
+        if page.exists():
+            out[student] = Path(os.path.relpath(page.resolve(), Path(dest).resolve().parent)).as_posix()
+    return out
