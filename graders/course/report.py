@@ -165,17 +165,18 @@ img{max-width:100%;display:block;margin:1em 0}h2{border-bottom:1px solid #ddd}
 
 
 def _failure_row(f: Failure) -> list[str]:
-    return [str(f.times), f"{f.part} (so vectorized and fast not graded)" if f.gates else f.part, f.message()]
+    part = f"{f.part} (so vectorized and fast not graded)" if f.gates else f.part
+    return [str(f.times), part, f.reason.value, f.message()]
 
 
 def failures_section(assignment: Assignment, verdicts: Verdicts) -> str:
-    """Per exercise, the five most frequent failures, grouped by message shape, with the class's numbers."""
-    intro = ("<p>Messages that differ only in their numbers count as one; a range shows the numbers the class got. "
-             "A failed <em>correct</em> leaves <em>vectorized</em> and <em>fast</em> not graded: they are counted "
-             "with it.</p>")
+    """Per exercise, the five most frequent failures, grouped by part and reason code, with the class's figures."""
+    intro = ("<p>Failures of one part for one reason count as one; a range shows the figures the class's verdicts "
+             "carry, and an example message is shown as the grader wrote it. A failed <em>correct</em> leaves "
+             "<em>vectorized</em> and <em>fast</em> not graded: they are counted with it.</p>")
     return intro + "".join(
         f"<h3>{html.escape(ex.name)}</h3>"
-        + (_table(["times", "part", "message"], [_failure_row(f) for f in verdicts.frequent(ex.name)])
+        + (_table(["times", "part", "reason", "what"], [_failure_row(f) for f in verdicts.frequent(ex.name)])
            if verdicts.frequent(ex.name) else "<p>no failures</p>")
         for ex in assignment.exercises)
 
