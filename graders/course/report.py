@@ -22,8 +22,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
-from graders.course.observed import Failure, Verdicts  # noqa: E402
 from graders.course.marks import format_marks  # noqa: E402
+from graders.course.observed import Failure, Verdicts  # noqa: E402
 from graders.course.results import StudentRow, fmt, max_points  # noqa: E402
 from graders.model.exercise import PARTS, Assignment  # noqa: E402
 
