@@ -14,7 +14,7 @@ from graders.student import lab
 from tests.testkit import ROOT
 
 RUN_COMMAND = "import sys; from graders.entry import main; sys.argv[0] = 'vecgrade'; main()"
-COMMANDS = [c.name or c.callback.__name__ for c in app.registered_commands]
+COMMANDS = [c.name or getattr(c.callback, "__name__", "").replace("_", "-") for c in app.registered_commands]
 
 
 def test_vecgrade_help_lists_every_command_student_lab_included():

@@ -140,7 +140,7 @@ def test_every_export_gives_nbgraders_total_and_shows_the_penalty(course, tmp_pa
     page = report_html.read_text()
     assert "late penalty" in page and "2025-01-31 12:00 UTC" in page
     if plugin:
-        assert "<td>-2</td>" in page and "<td>-3</td>" in page  # bob's and dee's penalties, shown as taken
+        assert ">-2</td>" in page and ">-3</td>" in page  # bob's and dee's penalties, shown as taken
     assert "1.5*" in page or "2*" in page  # dee's part graded by hand is flagged
 
     for form, key in (("canvas", "SIS Login ID"), ("moodle", "Username")):
@@ -162,3 +162,28 @@ def test_without_a_penalty_the_total_is_the_sum_of_the_parts(course, tmp_path):
     for r in read_csv(parts)[1:]:
         assert float(r[f"{A} total"]) == pytest.approx(sum(float(r[f"{A}/{g}"]) for g in ids))
         assert r[f"{A} late penalty"] == "0"
+
+
+def test_the_course_page_shows_each_total_with_its_penalty_and_links_the_feedback(course, tmp_path):
+    course, plugin = course
+    truth = _truth(course, tmp_path)
+    page = course.paths.feedback_page(A, "dee")
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text("<html>dee's feedback</html>")
+    try:
+        dest = tmp_path / "course.html"
+        result = vecgrade("report", "-c", course.root, "--html", dest)
+        assert result.exit_code == 0, result.output
+        html = dest.read_text()
+        for s in CLASS:
+            assert f"{float(truth[s]['score']):g}" in html, s
+        assert 'class="feedback" href="' in html and "dee" in html
+        href = html.split('class="feedback" href="')[1].split('"')[0]
+        assert (dest.parent / href).resolve() == page.resolve()  # the link opens dee's page
+        bob = f"{float(truth['bob']['score']):g}"
+        assert (f"{bob} (late -2)" in html) == plugin  # the penalty beside the total, only where one was taken
+        assert "2025-01-31 12:00 UTC" in html
+        assert "*" in html  # dee's part graded by hand
+        assert vecgrade("report", "-c", course.root, "--csv", tmp_path / "x.csv").exit_code == 2  # one line: use export
+    finally:
+        page.unlink()
