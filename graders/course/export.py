@@ -1,6 +1,10 @@
 """LMS-ready CSVs: per part (``parts``), or Canvas's and Moodle's gradebook imports (one column per assignment).
 
-``parts``: one row per student, one column per exercise part, a max-points row and a status column.
+Every total is nbgrader's (``class_marks``, read by ``graders.engine.course.gradebook_marks``): the score less the late
+penalty, as ``nbgrader export`` writes it.
+
+``parts``: one row per student, one column per exercise part, a max-points row, a status column, then per assignment
+nbgrader's score, the late penalty, the total and the grade cells graded by hand.
 
 ``PartsExportPlugin`` is an nbgrader exporter plugin, so the same file comes from
 ``nbgrader export --exporter=graders.course.export.PartsExportPlugin --to grades.csv``
@@ -10,7 +14,10 @@ empty cell, never a 0, and the status column says why. When the definitions diff
 the grade cells the class was graded on, the max-points row's status cell says how.
 
 ``canvas`` and ``moodle`` (``vecgrade export --format``) hold each assignment's total, empty where there is none; a
-roster CSV (``read_roster``) gives the identities the LMS matches students by.
+roster CSV (``read_roster``) gives the identities the LMS matches students by. A file the importer could read as one
+student's grade given to another (Moodle: an identifier empty for some students, or shared; Canvas: students it
+cannot tell apart) is never written: ``LmsFileError``. Canvas's columns are ``Name (id)`` where the course's config
+gives the assignment's Canvas id (``canvas_assignment_ids``).
 """
 from __future__ import annotations
 
