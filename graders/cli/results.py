@@ -66,9 +66,9 @@ def report(assignment: Optional[str] = typer.Argument(None, help="One assignment
                  else "[yellow]ungraded[/yellow]" for ex in a.exercises]
         penalty = "-" if r.penalty is None else (f"-{r.penalty:g}" if r.penalty else "0")
         table.add_row(escape(inert(r.student)), *cells, penalty, f"{r.total:g}" if r.total is not None else "-")
+    console.print(table)
     if any(r.manual for r in rows):
         say("* graded by hand in the formgrader (nbgrader's score: the manual score, plus any extra credit)")
-    console.print(table)
     for r in rows:
         if not r.graded:
             say(f"[red]no marks for {escape(inert(r.student))}[/red]: {escape(inert(r.status))}")
@@ -109,7 +109,7 @@ def _course_report(course: Path, csv_path: Optional[Path], html_path: Optional[P
     if not any(r.graded for _, _, rows in per for r in rows):
         fail(f"nothing graded in {c.root} yet (run `vecgrade grade ASSIGNMENT`)")
     from rich.table import Table
-    table = Table(title="the course: each assignment's total (late penalty taken; * graded by hand)")
+    table = Table(title="the course: totals")
     for column in ("student", *(name for name, _, _ in per)):
         table.add_column(column)
     students = sorted({r.student for _, _, rows in per for r in rows})
@@ -122,6 +122,8 @@ def _course_report(course: Path, csv_path: Optional[Path], html_path: Optional[P
                          fmt(r.total) + (f" (-{r.penalty:g})" if r.penalty else "") + ("*" if r.manual else ""))
         table.add_row(escape(inert(student)), *(escape(x) for x in cells))
     console.print(table)
+    say("each assignment's total as nbgrader export writes it (score less the late penalty, shown in brackets); "
+        "* a part graded by hand", markup=False)
     if html_path:
         from graders.course.report import feedback_links, render_course
         links = {}
