@@ -146,3 +146,34 @@ def test_the_job_never_raises_for_a_hostile_notebook(job_request, tmp_path_facto
         assert outcome.notebooks and all(v.graded for parts in outcome.verdicts.values() for v in parts.values())
     else:
         assert outcome.message and not outcome.notebooks
+
+
+# -- no student waits on another -------------------------------------------------------------------------------------
+def _sleepy(ex):
+    """An answer whose own cell sleeps while its program loads, for the first two exercises; the stubs left."""
+    if ex.name in ("batch_outer", "pairwise_sq_dists"):
+        return "import time\ntime.sleep(2.5)\n" + ex.reference_source()
+    return None
+
+
+def _stubs_and_references(ex):
+    return None if ex.name in ("standardize_columns", "softmax_rows") else ex.reference_source()
+
+
+def test_students_who_spend_their_budget_holding_a_classmates_programs_cost_the_classmate_nothing(
+        tmp_path, broadcasting):
+    """Two students whose own slow code spends a short budget while their stubs are the same programs as a
+    classmate's stubs: the classmate never waits for them and is recorded with every mark it earned (it was left
+    "internal: its deferred verdicts never arrived", nothing recorded)."""
+    course = generated_course(tmp_path / "course", broadcasting,
+                              extra_config=SEED + "\nc.TrustedVerdicts.notebook_timeout = 6")
+    slow = [Persona(f"slow{i}", "sleeps while loading", _sleepy, lambda name: FULL) for i in range(2)]
+    classmate = Persona("classmate", "two answers, two stubs", _stubs_and_references,
+                        lambda name: FULL if name in ("batch_outer", "pairwise_sq_dists") else (0.0, 0.0, 0.0))
+    submit_class(course, "broadcasting", [*slow, classmate])
+    with Engine(course, "broadcasting", jobs=2) as engine:
+        results = {r.student: r for r in engine.grade(["slow0", "slow1", "classmate"])}
+    assert results["classmate"].success, results["classmate"].reason
+    assert _marks(course, broadcasting, ["classmate"])["classmate"] == _deserved(broadcasting, classmate)
+    for student in ("slow0", "slow1"):  # their own outcome, whatever it is, with a reason when not recorded
+        assert results[student].success or results[student].reason

@@ -100,10 +100,17 @@ def test_canvas_has_its_identity_columns_one_column_per_assignment_and_points_po
     assert table["bob"]["Student"] == "bob" and table["bob"]["broadcasting"] == "0"  # a real 0 is a 0
 
 
+FULL_ROSTER = ("student_id,email,sis_user_id,sis_login_id\nada,ada@example.org,S-1,ada\nbob,bob@example.org,S-2,bob\n"
+               "cy,cy@example.org,S-3,cy\ndee,dee@example.org,S-4,dee\n")
+
+
 def test_canvas_and_moodle_leave_an_ungraded_cell_empty_never_zero(course, tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text(FULL_ROSTER)
     for form in ("canvas", "moodle"):
         dest = tmp_path / f"{form}.csv"
-        assert vecgrade("export", "-c", course.root, "--format", form, "--to", dest).exit_code == 0
+        result = vecgrade("export", "-c", course.root, "--format", form, "--roster", roster, "--to", dest)
+        assert result.exit_code == 0, result.output
         rows = read_csv(dest)
         login = rows[0].index("SIS Login ID" if form == "canvas" else "Username")
         table = {r[login]: dict(zip(rows[0], r, strict=True)) for r in rows[1:] if r[0] != CANVAS_POINTS}
@@ -116,15 +123,35 @@ def test_canvas_and_moodle_leave_an_ungraded_cell_empty_never_zero(course, tmp_p
 
 def test_moodle_has_mappable_identifiers_and_no_max_points_row(course, points, tmp_path):
     dest = tmp_path / "moodle.csv"
-    assert vecgrade("export", "-c", course.root, "--format", "moodle", "--to", dest).exit_code == 0
+    roster = tmp_path / "roster.csv"
+    roster.write_text(FULL_ROSTER)
+    assert vecgrade("export", "-c", course.root, "--format", "moodle", "--roster", roster, "--to", dest).exit_code == 0
     rows = read_csv(dest)
     assert rows[0] == [*MOODLE_IDENTITY, *ASSIGNMENTS]
     assert rows[0][:5] == ["First name", "Last name", "ID number", "Username", "Email address"]
     assert len(rows) == 1 + 4  # a row per student, nothing else: Moodle would read a max-points row as a student
     table = {r[3]: r for r in rows[1:]}
     assert all(username for username in table)  # Moodle aborts the whole import on a row it cannot map
-    assert table["ada"][:5] == ["Ada", "Lovelace", "", "ada", "ada@example.org"]
+    assert table["ada"][:5] == ["Ada", "Lovelace", "S-1", "ada", "ada@example.org"]
     assert table["ada"][5] == _g(points["broadcasting"])
+
+
+def test_moodle_without_an_identifier_for_every_student_is_an_error_naming_them(course, tmp_path):
+    """Moodle's import gives a row whose mapped identifier is empty the previous row's student: only ada has an
+    e-mail in the gradebook, so bob, cy and dee would get ada's grade (or each other's) when mapped by e-mail."""
+    dest = tmp_path / "moodle.csv"
+    result = vecgrade("export", "-c", course.root, "--format", "moodle", "--to", dest)
+    assert result.exit_code == 2, result.output
+    line = result.stderr.strip()
+    assert line.startswith("error:") and len(line.splitlines()) == 1
+    assert "Email address is empty for bob, cy, dee" in line and "--roster" in line
+    assert not dest.exists()
+    # control: ada alone has every identifier she has at all; the ID number column nobody has is left out
+    result = vecgrade("export", "-c", course.root, "--format", "moodle", "--to", dest, "-s", "ada")
+    assert result.exit_code == 0, result.output
+    rows = read_csv(dest)
+    assert rows[0] == ["First name", "Last name", "Username", "Email address", *ASSIGNMENTS]
+    assert rows[1][:4] == ["Ada", "Lovelace", "ada", "ada@example.org"]
 
 
 def test_the_roster_gives_the_lms_identities(course, points, tmp_path):

@@ -22,20 +22,31 @@ from graders.pipeline.verdicts import verdict_output
 from tests.testkit import graded_gradebook
 
 
-def test_failures_that_differ_in_numbers_are_one_group_with_their_range():
+def test_failures_are_grouped_by_reason_and_figures_never_by_their_text():
     v = Verdicts()
-    for calls, limit in ((38, "0.3"), (64, "0.3"), (59, "0.3")):
-        v.count("batch_outer", "fast", f"{calls} calls took more than {limit} s: over 12x the reference's time")
-    v.count("batch_outer", "correct", "max abs error 0.25 at [2, 1] (random torch.float32 [7, 3])")
-    v.count("batch_outer", "correct", "max abs error 18.8 at [0, 1] (random torch.float32 [4, 3])")
-    v.count("batch_outer", "vectorized", "your `batch_outer` cell, line 4: `for` loop")
-    fast, correct, vectorized = v.frequent("batch_outer")
-    assert (fast.times, fast.part) == (3, "fast")
-    assert fast.message() == "38\u201364 calls took more than 0.3 s: over 12x the reference's time"
-    assert correct.times == 2 and correct.gates and not fast.gates
-    assert correct.message() == "max abs error 0.25\u201318.8 at [0\u20132, 1] (random torch.float32 [4\u20137, 3])"
-    assert vectorized.message() == "your `batch_outer` cell, line 4: `for` loop"  # nothing to fold: as written
-    assert "float32" in correct.message()  # a number inside a word is part of the word
+    for speedup in (1.5, 3.25, 2.0):  # one reason, figures that differ: one group with the range
+        v.count("batch_outer", failed("fast", Reason.TOO_SLOW, f"speedup {speedup}x, below the 10x bar",
+                                      {"speedup": speedup, "ref_factor": 4.0}))
+    v.count("batch_outer", failed("correct", Reason.WRONG_VALUE, "max abs error 0.25 at [2, 1]"))
+    v.count("batch_outer", failed("correct", Reason.WRONG_VALUE, "max abs error 18.8 at [0, 1]"))
+    # the same words, another reason: another group (text never decides a group)
+    v.count("batch_outer", failed("correct", Reason.RAISED, "max abs error 18.8 at [0, 1]"))
+    v.count("batch_outer", failed("vectorized", Reason.PYTHON_LOOP, "your `batch_outer` cell, line 4: `for` loop"))
+    fast, wrong, raised, loop = v.frequent("batch_outer")
+    assert (fast.times, fast.part, fast.reason) == (3, "fast", Reason.TOO_SLOW)
+    assert fast.figures_text() == "ref_factor 4, speedup 1.5\u20133.25"
+    assert fast.message().startswith("too slow (ref_factor 4, speedup 1.5\u20133.25): e.g. speedup")
+    assert (wrong.times, wrong.reason, raised.times, raised.reason) == (2, Reason.WRONG_VALUE, 1, Reason.RAISED)
+    assert wrong.gates and not fast.gates
+    assert loop.message() == ("Python-level iteration or a forbidden call: e.g. your `batch_outer` cell, line 4: "
+                              "`for` loop")  # the example as written
+
+
+def test_every_failing_reason_has_words():
+    from graders.course.observed import REASON_WORDS
+    reasons = list(Reason)
+    failing = reasons[reasons.index(Reason.WRONG_VALUE):reasons.index(Reason.GATED) + 1]  # the enum's "failed" group
+    assert failing and all(r in REASON_WORDS for r in failing)
 
 
 def _graded_notebook(path, fast, correct=None):
@@ -73,14 +84,14 @@ def test_every_timed_answer_is_read_failures_included(tmp_path, broadcasting):
     v = read_verdicts(tmp_path, broadcasting, ["fast", "slowish", "loop", "stub", "absent", "forged"])
     speeds = sorted(((s.speedup or 0), s.passed) for s in v.speeds["batch_outer"])
     assert speeds == [(0, False), (45.0, False), (900.0, True)]  # the stub is not timed; the loop was stopped
-    groups = {(f.part, f.message()) for f in v.frequent("batch_outer")}
-    assert ("correct", STUB_VERDICT) in groups
-    assert not any(GATED in message for _, message in groups)  # counted with its cause
+    groups = {(f.part, f.reason, f.example()) for f in v.frequent("batch_outer")}
+    assert ("correct", Reason.NOT_WRITTEN, STUB_VERDICT) in groups
+    assert not any(GATED in message for _, _, message in groups)  # counted with its cause
 
 
 def test_the_report_keeps_the_numbers(broadcasting):
     v = Verdicts({ex.name: [] for ex in broadcasting.exercises})
-    v.count("batch_outer", "fast", "38 calls took more than 0.3 s")
+    v.count("batch_outer", failed("fast", Reason.TOO_SLOW, "38 calls took more than 0.3 s", {"calls": 38}))
     rows = [StudentRow("ada", {gid: 1.0 for gid in max_points(broadcasting)}, "graded")]
     page = render_html(broadcasting, rows, v, ["batch_outer_correct: 3 points when graded, 2 now"])
     assert "38 calls took more than 0.3 s" in page and "# s" not in page

@@ -6,7 +6,8 @@ One command group per module, each registering its commands with ``graders.cli.b
 - ``grading`` -- ``grade``, ``feedback``: a class autograded, its feedback regenerated;
 - ``results`` -- ``report``, ``status``, ``export``: what the gradebook holds;
 - ``demo``    -- ``demo``: a simulated class end to end;
-- ``serve``   -- ``serve``: verdicts on submit.
+- ``serve``   -- ``serve``: verdicts on submit;
+- ``student`` -- ``student-lab``: the students' JupyterLab (run by ``graders.entry`` without typer).
 
 A user's mistake (an unknown name, a missing folder or gradebook, an unwritable path) gets one line on stderr
 and ``ExitCode.USAGE_ERROR`` (graders.model.exits), never a traceback. Every module imports only typer and rich
@@ -14,7 +15,7 @@ at the top, so ``vecgrade --help`` loads no torch or nbgrader.
 """
 # each module registers its commands with app as it is imported: this order is `vecgrade --help`'s
 # isort: off
-from graders.cli import course, grading, results, demo, serve  # noqa: F401
+from graders.cli import course, grading, results, demo, serve, student  # noqa: F401
 # isort: on
 from graders.cli.base import app
 

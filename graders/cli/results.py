@@ -27,13 +27,18 @@ from graders.model.verdict import PARTS  # not graders.model.exercise: it import
 
 
 @app.command()
-def report(assignment: str, course: Path = COURSE,
+def report(assignment: Optional[str] = typer.Argument(None, help="One assignment (default: the course across "
+                                                                  "every assignment in the gradebook)."),
+           course: Path = COURSE,
            csv_path: Optional[Path] = typer.Option(None, "--csv", help="Also write the table as CSV (parts.csv)."),
            html_path: Optional[Path] = typer.Option(None, "--html",
                                                       help="Also write a self-contained page with plots."),
            groups: bool = typer.Option(False, "--groups", help="Also list, per exercise, the students who wrote "
                                        "the same program (and near-duplicates); the HTML page always has them.")):
     """Per-student, per-exercise scores from the gradebook; ungraded submissions are listed, never scored 0."""
+    if assignment is None:
+        _course_report(course, csv_path, html_path, groups)
+        return
     from graders.course.marks import format_marks, marks_table
     from graders.course.results import (
         NOT_GRADED_YET,
@@ -54,12 +59,16 @@ def report(assignment: str, course: Path = COURSE,
         fix = version_fix(gb, c, a)
     if all(r.status == NOT_GRADED_YET for r in rows):  # neither graded nor refused: an empty table says nothing
         fail(nothing_graded(c, assignment))
-    table = marks_table(a, f"{assignment}: correct / vectorized / fast", after=("total",))
-    for r in rows:
-        cells = [format_marks(tuple(r.marks[ex.grade_id(p)] for p in PARTS)) if r.graded
+    table = marks_table(a, f"{assignment}: correct / vectorized / fast", after=("late penalty", "total"))
+    for r in rows:  # a part graded by hand in the formgrader is starred
+        cells = [format_marks(tuple(r.marks[ex.grade_id(p)] for p in PARTS),
+                              tuple(ex.grade_id(p) in r.manual for p in PARTS)) if r.graded
                  else "[yellow]ungraded[/yellow]" for ex in a.exercises]
-        table.add_row(escape(inert(r.student)), *cells, f"{r.total:g}" if r.total is not None else "-")
+        penalty = "-" if r.penalty is None else (f"-{r.penalty:g}" if r.penalty else "0")
+        table.add_row(escape(inert(r.student)), *cells, penalty, f"{r.total:g}" if r.total is not None else "-")
     console.print(table)
+    if any(r.manual for r in rows):
+        say("* graded by hand in the formgrader (nbgrader's score: the manual score, plus any extra credit)")
     for r in rows:
         if not r.graded:
             say(f"[red]no marks for {escape(inert(r.student))}[/red]: {escape(inert(r.status))}")
@@ -75,8 +84,54 @@ def report(assignment: str, course: Path = COURSE,
         say(f"wrote {escape(str(csv_path))}")
     if html_path:
         from graders.course.observed import read_verdicts
-        from graders.course.report import write_html
-        write_html(html_path, a, rows, read_verdicts(c.root, a, graded), changes, groups_html(found))
+        from graders.course.report import feedback_links, write_html
+        from graders.course.results import feedback_paths
+        pages = {s: feedback_paths(c, assignment, s)[1] for s in graded}
+        write_html(html_path, a, rows, read_verdicts(c.root, a, graded), changes, groups_html(found),
+                   feedback_links(pages, html_path))
+        say(f"wrote {escape(str(html_path))}")
+
+
+def _course_report(course: Path, csv_path: Optional[Path], html_path: Optional[Path], groups: bool) -> None:
+    """``vecgrade report`` without an assignment: each student's total per assignment in the gradebook (nbgrader's,
+    late penalty taken), as a table and with ``--html`` a page that links each total to its feedback page."""
+    from graders.course.results import class_marks, feedback_paths, fmt, max_points
+    for given, option in ((csv_path, "--csv"), (groups, "--groups")):
+        if given:
+            fail(f"{option} needs an ASSIGNMENT (the course's marks as CSV: `vecgrade export`)")
+    c = open_course(course)
+    if html_path:
+        writable(html_path, "--html")
+    with gradebook(c) as gb:
+        in_gb = {a.name for a in gb.assignments}
+        chosen = [a for n, a in c.catalogue.items() if n in in_gb]
+        per = [(a.name, sum(max_points(a).values()), class_marks(gb, c, a)) for a in chosen]
+    if not any(r.graded for _, _, rows in per for r in rows):
+        fail(f"nothing graded in {c.root} yet (run `vecgrade grade ASSIGNMENT`)")
+    from rich.table import Table
+    table = Table(title="the course: totals")
+    for column in ("student", *(name for name, _, _ in per)):
+        table.add_column(column)
+    students = sorted({r.student for _, _, rows in per for r in rows})
+    by = {name: {r.student: r for r in rows} for name, _, rows in per}
+    for student in students:
+        cells = []
+        for name, _, _ in per:
+            r = by[name].get(student)
+            cells.append("-" if r is None or not r.graded else
+                         fmt(r.total) + (f" (-{r.penalty:g})" if r.penalty else "") + ("*" if r.manual else ""))
+        table.add_row(escape(inert(student)), *(escape(x) for x in cells))
+    console.print(table)
+    say("each assignment's total as nbgrader export writes it (score less the late penalty, shown in brackets); "
+        "* a part graded by hand", markup=False)
+    if html_path:
+        from graders.course.report import feedback_links, render_course
+        links = {}
+        for name, _, rows in per:
+            found = feedback_links({r.student: feedback_paths(c, name, r.student)[1] for r in rows if r.graded},
+                                   html_path)
+            links.update({(name, s): href for s, href in found.items()})
+        html_path.write_text(render_course(per, links))
         say(f"wrote {escape(str(html_path))}")
 
 
@@ -167,6 +222,7 @@ def _export_lms(gb, course, chosen, students: list[str], form: str, to: Path, ro
     from graders.course.export import (
         RosterError,
         assignment_totals,
+        canvas_assignment_ids,
         canvas_rows,
         check_roster,
         identities,
@@ -181,7 +237,13 @@ def _export_lms(gb, course, chosen, students: list[str], form: str, to: Path, ro
             fail(str(exc))
     totals = assignment_totals(gb, course, chosen)
     people = identities(gb, students, roster_rows)
-    header, table = (canvas_rows if form == "canvas" else moodle_rows)(chosen, totals, people)
+    try:  # a file an importer could read as one student's grade given to another is never written
+        if form == "canvas":
+            header, table = canvas_rows(chosen, totals, people, canvas_assignment_ids(course, chosen))
+        else:
+            header, table = moodle_rows(chosen, totals, people)
+    except RosterError as exc:
+        fail(str(exc))
     write_lms_csv(to, header, table)
     if extra:
         say(f"[yellow]note[/yellow]: the roster {escape(str(roster))} lists {len(extra)} student(s) the export does "

@@ -1,6 +1,10 @@
 """LMS-ready CSVs: per part (``parts``), or Canvas's and Moodle's gradebook imports (one column per assignment).
 
-``parts``: one row per student, one column per exercise part, a max-points row and a status column.
+Every total is nbgrader's (``class_marks``, read by ``graders.coursedir.course.gradebook_marks``): the score less
+the late penalty, as ``nbgrader export`` writes it.
+
+``parts``: one row per student, one column per exercise part, a max-points row, a status column, then per assignment
+nbgrader's score, the late penalty, the total and the grade cells graded by hand.
 
 ``PartsExportPlugin`` is an nbgrader exporter plugin, so the same file comes from
 ``nbgrader export --exporter=graders.course.export.PartsExportPlugin --to grades.csv``
@@ -10,7 +14,10 @@ empty cell, never a 0, and the status column says why. When the definitions diff
 the grade cells the class was graded on, the max-points row's status cell says how.
 
 ``canvas`` and ``moodle`` (``vecgrade export --format``) hold each assignment's total, empty where there is none; a
-roster CSV (``read_roster``) gives the identities the LMS matches students by.
+roster CSV (``read_roster``) gives the identities the LMS matches students by. A file the importer could read as one
+student's grade given to another (Moodle: an identifier empty for some students, or shared; Canvas: students it
+cannot tell apart) is never written: ``LmsFileError``. Canvas's columns are ``Name (id)`` where the course's config
+gives the assignment's Canvas id (``canvas_assignment_ids``).
 """
 from __future__ import annotations
 
@@ -22,7 +29,7 @@ from nbgrader.api import Gradebook
 from nbgrader.plugins.export import ExportPlugin
 from traitlets import Unicode
 
-from graders.course.results import class_marks, max_points, version_changes
+from graders.course.results import class_marks, fmt, manual_note, max_points, version_changes
 from graders.coursedir.course import Course
 from graders.model.catalogue import GradedAssignment
 from graders.model.csvsafe import write_rows
@@ -31,13 +38,11 @@ from graders.model.errors import VecgradeError
 MAX_ROW = "max points"
 
 
-def _fmt(value: float | None) -> str:
-    return "" if value is None else f"{value:g}"
-
-
 def export_rows(gb: Gradebook, course: Course, assignments: list[GradedAssignment],
                 students: list[str] | None = None) -> list[dict[str, str]]:
-    """The export as dict rows, the max-points row first. Columns are ``assignment/grade_id``."""
+    """The export as dict rows, the max-points row first. Per assignment: its status, ``assignment/grade_id`` per
+    part, then nbgrader's ``score``, its ``late penalty``, the ``total`` (``score - penalty``, as ``nbgrader export``
+    writes it) and the grade cells ``graded by hand`` in the formgrader."""
     people = {s.id: s for s in gb.students}
     per_assignment = {a.name: {r.student: r for r in class_marks(gb, course, a)} for a in assignments}
     chosen = students or sorted(set(people) | {s for rows in per_assignment.values() for s in rows})
@@ -46,8 +51,9 @@ def export_rows(gb: Gradebook, course: Course, assignments: list[GradedAssignmen
         maxes = max_points(a)
         changes = version_changes(gb, course, a)
         top[f"{a.name} status"] = f"changed after grading: {'; '.join(changes)}" if changes else ""
-        top.update({f"{a.name}/{gid}": _fmt(m) for gid, m in maxes.items()})
-        top[f"{a.name} total"] = _fmt(sum(maxes.values()))
+        top.update({f"{a.name}/{gid}": fmt(m) for gid, m in maxes.items()})
+        top.update({f"{a.name} score": fmt(sum(maxes.values())), f"{a.name} late penalty": "",
+                    f"{a.name} total": fmt(sum(maxes.values())), f"{a.name} graded by hand": ""})
     out = [top]
     for student in chosen:
         person = people.get(student)
@@ -57,8 +63,11 @@ def export_rows(gb: Gradebook, course: Course, assignments: list[GradedAssignmen
             r = per_assignment[a.name].get(student)
             row[f"{a.name} status"] = r.status if r else "not submitted"
             for gid in max_points(a):
-                row[f"{a.name}/{gid}"] = _fmt(r.marks[gid]) if r else ""
-            row[f"{a.name} total"] = _fmt(r.total) if r else ""
+                row[f"{a.name}/{gid}"] = fmt(r.marks[gid]) if r else ""
+            row[f"{a.name} score"] = fmt(r.score) if r else ""
+            row[f"{a.name} late penalty"] = fmt(r.penalty) if r else ""
+            row[f"{a.name} total"] = fmt(r.total) if r else ""
+            row[f"{a.name} graded by hand"] = manual_note(r) if r else ""
         out.append(row)
     return out
 
@@ -199,33 +208,116 @@ def lms_students(gb: Gradebook, totals: dict[str, dict[str, float | None]]) -> l
     return sorted({s.id for s in gb.students} | {s for rows in totals.values() for s in rows})
 
 
+class LmsFileError(RosterError):
+    """An LMS file that an importer could read as giving one student's grade to another; one line with the fix."""
+
+
+def canvas_assignment_ids(course: Course, assignments: list[GradedAssignment]) -> dict[str, str]:
+    """{assignment: its Canvas assignment id} from the course's ``nbgrader_config.py``
+    (``c.CanvasExport.assignment_ids = {"broadcasting": "87568490"}``); an id that is not a number, or a name
+    that is no assignment of the course, is an ``LmsFileError``."""
+    given = course.config().get("CanvasExport", {}).get("assignment_ids", {}) or {}
+    if not isinstance(given, dict):
+        raise LmsFileError("c.CanvasExport.assignment_ids in nbgrader_config.py must be a dict "
+                           "{assignment: Canvas assignment id}")
+    known = set(course.catalogue)
+    unknown = sorted(str(n) for n in given if n not in known)
+    if unknown:
+        raise LmsFileError(f"c.CanvasExport.assignment_ids names unknown assignment(s) {', '.join(unknown)}; "
+                           f"known: {', '.join(known)}")
+    bad = sorted(str(n) for n, i in given.items() if not str(i).strip().isdigit())
+    if bad:
+        raise LmsFileError(f"c.CanvasExport.assignment_ids: the Canvas id of {', '.join(bad)} is not a number "
+                           "(it is the number in the assignment's Canvas address, .../assignments/<id>)")
+    names = {a.name for a in assignments}
+    return {str(n): str(i).strip() for n, i in given.items() if n in names}
+
+
+def canvas_column(name: str, ids: dict[str, str]) -> str:
+    """``broadcasting (87568490)`` as Canvas's own export names a column, which its import matches by the id; the
+    bare name when the id is not known (Canvas then fills an assignment of exactly that title, or creates one)."""
+    return f"{name} ({ids[name]})" if name in ids else name
+
+
+def _shared(values: dict[str, str]) -> list[str]:
+    """The students whose non-empty value (case-folded) another student has too."""
+    seen: dict[str, list[str]] = {}
+    for student, value in values.items():
+        if value:
+            seen.setdefault(value.casefold(), []).append(student)
+    return sorted(s for group in seen.values() if len(group) > 1 for s in group)
+
+
 def canvas_rows(assignments: list[GradedAssignment], totals: dict[str, dict[str, float | None]],
-                people: dict[str, Identity]) -> tuple[list[str], list[dict[str, str]]]:
-    """(header, rows) of Canvas's gradebook import: the identity columns, one column per assignment, the
-    ``Points Possible`` row first. Without a roster, ``SIS Login ID`` is the nbgrader id."""
-    header = [*CANVAS_IDENTITY, *(a.name for a in assignments)]
-    rows = [{"Student": CANVAS_POINTS, **{a.name: _fmt(sum(max_points(a).values())) for a in assignments}}]
+                people: dict[str, Identity], ids: dict[str, str] | None = None
+                ) -> tuple[list[str], list[dict[str, str]]]:
+    """(header, rows) of Canvas's gradebook import: the identity columns, one column per assignment (``Name (id)``
+    where ``ids`` has its Canvas id), the ``Points Possible`` row first. Without a roster, ``SIS Login ID`` is the
+    nbgrader id. Canvas finds a student by ``ID``, then the SIS ids, then the name: students who share a name and
+    have neither a Canvas ID nor a SIS User ID, or who share an id, are an ``LmsFileError`` (one could get the
+    other's grade)."""
+    ids = ids or {}
+    columns = {a.name: canvas_column(a.name, ids) for a in assignments}
+    nameless = {s: who.sortable_name for s, who in people.items() if not who.canvas_id and not who.sis_user_id}
+    named_alike = [s for s in _shared({s: who.sortable_name for s, who in people.items()}) if s in nameless]
+    twice = {label: _shared(values) for label, values in (
+        ("ID", {s: who.canvas_id for s, who in people.items()}),
+        ("SIS User ID", {s: who.sis_user_id for s, who in people.items()}),
+        ("SIS Login ID", {s: who.sis_login_id or s for s, who in people.items()}))}
+    problems = [f"{label} shared by {', '.join(found)}" for label, found in twice.items() if found]
+    if named_alike:
+        problems.append(f"{', '.join(named_alike)} share a name and have no Canvas ID or SIS User ID")
+    if problems:
+        raise LmsFileError(f"the Canvas file cannot tell every student apart ({'; '.join(problems)}): Canvas's import "
+                           "could give one of them another's grade; give each a canvas_id or sis_user_id of their "
+                           "own in a --roster, or export the others with -s")
+    header = [*CANVAS_IDENTITY, *columns.values()]
+    rows = [{"Student": CANVAS_POINTS, **{columns[a.name]: fmt(sum(max_points(a).values())) for a in assignments}}]
     for student, who in people.items():
         row = {"Student": who.sortable_name, "ID": who.canvas_id, "SIS User ID": who.sis_user_id,
                "SIS Login ID": who.sis_login_id or student, "Section": who.section}
-        row.update({a.name: _fmt(totals[a.name].get(student)) for a in assignments})
+        row.update({columns[a.name]: fmt(totals[a.name].get(student)) for a in assignments})
         rows.append(row)
     return header, rows
+
+
+MOODLE_KEYS = ("ID number", "Username", "Email address")  # the columns Moodle's import can find a user by
 
 
 def moodle_rows(assignments: list[GradedAssignment], totals: dict[str, dict[str, float | None]],
                 people: dict[str, Identity]) -> tuple[list[str], list[dict[str, str]]]:
     """(header, rows) of Moodle's "Import grades from CSV": identity columns (map one of ``ID number``, ``Username``,
     ``Email address``), one column per assignment. No max-points row: Moodle would read it as a student. ``Username``
-    is the roster's ``sis_login_id``, else the nbgrader id, so it is never empty."""
-    header = [*MOODLE_IDENTITY, *(a.name for a in assignments)]
-    rows = []
+    is the roster's ``sis_login_id``, else the nbgrader id, so it is never empty.
+
+    Moodle's import gives a row whose identifier is empty the previous row's student, and a row whose identifier
+    another row has too that row's student: an identifier column empty for some students but not all, or holding
+    one value twice, is an ``LmsFileError`` naming the students (nothing is written); a column empty for every
+    student is left out, so it cannot be mapped."""
+    table = []
     for student, who in people.items():
         row = {"First name": who.first_name, "Last name": who.last_name, "ID number": who.sis_user_id,
                "Username": who.sis_login_id or student, "Email address": who.email}
-        row.update({a.name: _fmt(totals[a.name].get(student)) for a in assignments})
-        rows.append(row)
-    return header, rows
+        row.update({a.name: fmt(totals[a.name].get(student)) for a in assignments})
+        table.append((student, row))
+    problems = []
+    empty_columns = set()
+    for key in MOODLE_KEYS:
+        values = {student: row[key] for student, row in table}
+        blank = sorted(s for s, v in values.items() if not v)
+        if blank and len(blank) == len(values):
+            empty_columns.add(key)
+        elif blank:
+            problems.append(f"{key} is empty for {', '.join(blank)}")
+        if shared := _shared(values):
+            problems.append(f"{key} is the same for {', '.join(shared)}")
+    if problems:
+        raise LmsFileError(f"the Moodle file cannot identify every student ({'; '.join(problems)}): Moodle's import "
+                           "would give such a row another student's grade; give each student an email, sis_user_id "
+                           "and sis_login_id of their own in a --roster (or in the gradebook), or export the others "
+                           "with -s")
+    header = [*(c for c in MOODLE_IDENTITY if c not in empty_columns), *(a.name for a in assignments)]
+    return header, [{k: v for k, v in row.items() if k not in empty_columns} for _, row in table]
 
 
 def write_lms_csv(dest: Path, header: list[str], rows: list[dict[str, str]]) -> None:

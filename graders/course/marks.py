@@ -19,8 +19,12 @@ def exercise_marks(ex: Exercise, scores: dict[str, float | None]) -> Marks:
     return tuple(scores.get(ex.grade_id(p)) for p in PARTS)
 
 
-def format_marks(marks: Marks) -> str:
-    return " / ".join("-" if m is None else f"{m:g}" for m in marks)
+def format_marks(marks: Marks, by_hand: Sequence[bool] = ()) -> str:
+    """``2 / 0 / 1``: one exercise's marks, ``-`` for no grade row; a mark graded by hand (``by_hand``, in PARTS
+    order) is starred: ``2* / 0 / 1``."""
+    flags = tuple(by_hand) or (False,) * len(marks)
+    return " / ".join(("-" if m is None else f"{m:g}") + ("*" if hand else "")
+                      for m, hand in zip(marks, flags, strict=True))
 
 
 def total(assignment: Assignment, scores: dict[str, float | None]) -> float:

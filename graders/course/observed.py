@@ -1,18 +1,18 @@
-"""What the grader wrote into the autograded notebooks' grade cells: failure messages and timed speeds, per exercise.
+"""What the grader wrote into the autograded notebooks' grade cells: failures and timed speeds, per exercise.
 
 A grade cell's ``metadata.vecgrade`` is the trusted verdict as data (``Verdict.to_json``, written by
 ``TrustedVerdicts``): its status, reason code, message and measured figures ("fast": speedup, time over the
 reference's). Nothing here is the student's (the grader overwrites it in every grade cell after the kernel ran),
-and nothing here reads the cell's output text.
+and nothing here reads text: neither the cell's output nor a verdict's message is parsed.
 
-Failure messages are grouped by their shape (the message with its numbers taken
-out), and shown with their numbers: one number where the class agrees, the range
-where it does not (``38-64 calls took more than 0.3 s``). A failed "correct"
-leaves "vectorized" and "fast" not graded; those are counted with their cause.
+Failures are grouped by part and reason code (``Reason``), and shown with the class's figures: one number where
+the class agrees, the range where it does not (``speedup 1.2-3.4``), and the group's most frequent message as an
+example, as the grader wrote it. A failed "correct" leaves "vectorized" and "fast" not graded; those are counted
+with their cause.
 """
 from __future__ import annotations
 
-import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,17 +23,26 @@ from graders.model.exercise import Assignment
 from graders.model.verdict import GATED_MESSAGE, Reason, Status, Verdict, cell_verdict
 
 GATED = GATED_MESSAGE
-NUMBER = re.compile(r"(?<![\w.])[+-]?\d+(?:\.\d+)?(?:e[+-]?\d+)?")
-MAX_MESSAGE = 400  # characters of a message kept: every message of the grader fits (the longest "fast" ~310)
-SLOT = "\x00"  # where a number was taken out of a message (a message never holds NUL)
+MAX_MESSAGE = 400  # characters of an example message kept: every message of the grader fits (the longest ~310)
+# what each failing reason means, as the report names a group of failures
+REASON_WORDS = {
+    Reason.WRONG_VALUE: "wrong result", Reason.RAISED: "raised an error", Reason.NOT_WRITTEN: "not written yet",
+    Reason.NOT_DEFINED: "function not defined", Reason.MODIFIED_INPUT: "changed an input (or not in place)",
+    Reason.NOT_A_VIEW: "returned a copy, not a view", Reason.HANG: "never returned", Reason.CRASHED: "crashed",
+    Reason.PYTHON_LOOP: "Python-level iteration or a forbidden call", Reason.OUTSIDE_SUBSET: "code outside the "
+    "checked subset", Reason.KEEPS_STATE: "keeps state between calls", Reason.GROWS: "work grows with the input",
+    Reason.FORBIDDEN_OP: "a forbidden op", Reason.THREADS: "started a thread", Reason.TOO_SLOW: "too slow",
+    Reason.GATED: GATED_MESSAGE,
+}
 
 
 @dataclass
 class Failure:
-    """Failures of one part sharing a message shape: how many, and the numbers at each place in the message."""
+    """Failures of one part for one reason: how many, each numeric figure's values, and their messages."""
     part: str
-    shape: str
-    numbers: list[list[str]]
+    reason: Reason
+    figures: dict[str, list[float]] = field(default_factory=dict)
+    messages: Counter = field(default_factory=Counter)
     times: int = 0
 
     @property
@@ -41,18 +50,26 @@ class Failure:
         """A failed "correct" leaves vectorized and fast not graded (``ExerciseChecks.run``)."""
         return self.part == "correct"
 
+    def figures_text(self) -> str:
+        """``speedup 1.2-3.4, ref_factor 4.1``: each figure the class's verdicts carry, one value or the range."""
+        return ", ".join(f"{name} {_span(values)}" for name, values in sorted(self.figures.items()))
+
+    def example(self) -> str:
+        """The group's most frequent message, as the grader wrote it ("" for none)."""
+        return self.messages.most_common(1)[0][0] if self.messages else ""
+
     def message(self) -> str:
-        pieces = self.shape.split(SLOT)
-        out = pieces[0]
-        for values, piece in zip(self.numbers, pieces[1:], strict=True):
-            out += _span(values) + piece
-        return out
+        """The group in words: the reason, the class's figures, an example message."""
+        figures = self.figures_text()
+        head = REASON_WORDS.get(self.reason, self.reason.value) + (f" ({figures})" if figures else "")
+        example = self.example()
+        return f"{head}: e.g. {example}" if example else head
 
 
-def _span(values: list[str]) -> str:
-    """One number, or the range ``low-high`` of the numbers seen at one place of a message."""
-    low, high = min(values, key=float), max(values, key=float)
-    return low if float(low) == float(high) else f"{low}\u2013{high}"
+def _span(values: list[float]) -> str:
+    """One number, or the range ``low-high`` of the numbers the class's verdicts carry."""
+    low, high = min(values), max(values)
+    return f"{low:.3g}" if low == high else f"{low:.3g}\u2013{high:.3g}"
 
 
 @dataclass
@@ -64,21 +81,23 @@ class Speed:
 
 @dataclass
 class Verdicts:
-    """Per exercise: the timed answers of the class, and its failures grouped by message shape."""
+    """Per exercise: the timed answers of the class, and its failures grouped by part and reason."""
     speeds: dict[str, list[Speed]] = field(default_factory=dict)
-    failures: dict[str, dict[tuple[str, str], Failure]] = field(default_factory=dict)
+    failures: dict[str, dict[tuple[str, Reason], Failure]] = field(default_factory=dict)
 
     def frequent(self, exercise: str, n: int = 5) -> list[Failure]:
-        return sorted(self.failures.get(exercise, {}).values(), key=lambda f: (-f.times, f.part))[:n]
+        return sorted(self.failures.get(exercise, {}).values(), key=lambda f: (-f.times, f.part, f.reason.value))[:n]
 
-    def count(self, exercise: str, part: str, text: str) -> None:
-        first = text.strip().splitlines()[0] if text.strip() else "(no message)"
-        first = first[:MAX_MESSAGE].replace(SLOT, "")
-        shape = NUMBER.sub(SLOT, first)
+    def count(self, exercise: str, verdict: Verdict) -> None:
+        """Counts a failed ``verdict`` of ``exercise`` in its group (part, reason), with its numeric figures."""
         group = self.failures.setdefault(exercise, {}).setdefault(
-            (part, shape), Failure(part, shape, [[] for _ in NUMBER.findall(first)]))
-        for slot, value in zip(group.numbers, NUMBER.findall(first), strict=True):
-            slot.append(value)
+            (verdict.part, verdict.reason), Failure(verdict.part, verdict.reason))
+        for name, value in verdict.figures.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                group.figures.setdefault(name, []).append(float(value))
+        text = verdict.message.strip().splitlines()[0][:MAX_MESSAGE] if verdict.message.strip() else ""
+        if text:
+            group.messages[text] += 1
         group.times += 1
 
 
@@ -108,5 +127,5 @@ def read_verdicts(root: Path, assignment: Assignment, students: list[str]) -> Ve
             if part == "fast" and (speed := _speed(verdict)) is not None:
                 out.speeds[ex.name].append(speed)
             if not verdict.passed and verdict.reason is not Reason.GATED:
-                out.count(ex.name, part, verdict.message)
+                out.count(ex.name, verdict)
     return out

@@ -1,4 +1,6 @@
-"""``vecgrade report A --html FILE``: one self-contained page of class statistics, plots embedded as PNG.
+"""``vecgrade report A --html FILE``: one self-contained page of class statistics, plots embedded as PNG; ``vecgrade
+report --html FILE`` (no assignment): the course-wide page across assignments. Both are Jinja2 templates in
+``templates/report/`` (every value escaped).
 
 Pass rates and scores come from the gradebook (``class_marks``); speedups and
 failure messages from what the grader wrote into the autograded notebooks'
@@ -9,8 +11,8 @@ failed; one stopped early as far slower is a triangle below the others.
 from __future__ import annotations
 
 import base64
-import html
 import io
+import os
 from pathlib import Path
 from typing import Sequence
 
@@ -21,17 +23,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
+from graders.course.marks import format_marks  # noqa: E402
 from graders.course.observed import Failure, Verdicts  # noqa: E402
-from graders.course.results import StudentRow, max_points  # noqa: E402
+from graders.course.results import StudentRow, fmt, max_points  # noqa: E402
 from graders.model.exercise import PARTS, Assignment  # noqa: E402
-
-
-def _png(fig) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    data = base64.b64encode(buf.getvalue()).decode()
-    return f'<img alt="{html.escape(fig.get_label())}" src="data:image/png;base64,{data}">'
 
 
 def pass_rates(assignment: Assignment, rows: list[StudentRow]) -> np.ndarray:
@@ -109,70 +104,124 @@ def speedup_plot(assignment: Assignment, verdicts: Verdicts):
     return fig
 
 
-def _table(head: list[str], body: list[list[str]]) -> str:
-    cells = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-    rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in body)
-    return f"<table><tr>{cells}</tr>{rows}</table>"
+TEMPLATES = Path(__file__).parent / "templates" / "report"
 
 
-def marks_table(assignment: Assignment, rows: list[StudentRow]) -> str:
-    head = ["student"] + [ex.name for ex in assignment.exercises] + ["total", "status"]
-    body = []
+def _environment():
+    """Jinja2 over ``templates/report``, every value escaped (a student's folder name is text)."""
+    import jinja2
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, keep_trailing_newline=True)
+
+
+def when(value) -> str:
+    """A due date (UTC, as nbgrader stores it) or an extension, in words; "" for none."""
+    if value is None:
+        return ""
+    if hasattr(value, "total_seconds"):
+        return f"+{value.total_seconds() / 3600:g} h"
+    return f"{value:%Y-%m-%d %H:%M} UTC"
+
+
+def penalty_text(row: StudentRow) -> str:
+    """``-1.6`` for a penalty taken, ``0`` for none, "" without marks."""
+    return "" if row.penalty is None else (f"-{row.penalty:g}" if row.penalty else "0")
+
+
+def marks_rows(assignment: Assignment, rows: list[StudentRow], feedback: dict[str, str] | None = None) -> list[dict]:
+    """The marks table's rows, for the template: per student the marks per exercise (a part graded by hand starred),
+    nbgrader's score, the late penalty, the total (``score - penalty``, as ``nbgrader export``), the student's due
+    date and extension, the status, and the href of their feedback page (``feedback``: {student: href})."""
+    feedback = feedback or {}
+    out = []
     for r in rows:
-        cells = [" / ".join("-" if r.marks[ex.grade_id(p)] is None else f"{r.marks[ex.grade_id(p)]:g}" for p in PARTS)
+        rec = r.recorded if r.graded else None
+        cells = [format_marks(tuple(r.marks[ex.grade_id(p)] for p in PARTS),
+                              tuple(ex.grade_id(p) in r.manual for p in PARTS))
                  if r.graded else "ungraded" for ex in assignment.exercises]
-        body.append([r.student, *cells, "" if r.total is None else f"{r.total:g}", r.status])
-    return _table(head, body)
+        out.append({"student": r.student, "href": feedback.get(r.student, ""), "cells": cells, "score": fmt(r.score),
+                    "penalty": penalty_text(r), "penalty_taken": bool(r.penalty), "total": fmt(r.total),
+                    "due": when(rec.duedate if rec else None), "extension": when(rec.extension if rec else None),
+                    "status": r.status})
+    return out
 
 
-STYLE = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}
-img{max-width:100%;display:block;margin:1em 0}h2{border-bottom:1px solid #ddd}
-.changed{background:#fff3cd;border:1px solid #e0c36c;padding:.5em 1em}"""
+def _failure_row(f: Failure) -> tuple[str, str, str, str]:
+    part = f"{f.part} (so vectorized and fast not graded)" if f.gates else f.part
+    return str(f.times), part, f.reason.value, f.message()
 
 
-def _failure_row(f: Failure) -> list[str]:
-    return [str(f.times), f"{f.part} (so vectorized and fast not graded)" if f.gates else f.part, f.message()]
-
-
-def failures_section(assignment: Assignment, verdicts: Verdicts) -> str:
-    """Per exercise, the five most frequent failures, grouped by message shape, with the class's numbers."""
-    intro = ("<p>Messages that differ only in their numbers count as one; a range shows the numbers the class got. "
-             "A failed <em>correct</em> leaves <em>vectorized</em> and <em>fast</em> not graded: they are counted "
-             "with it.</p>")
-    return intro + "".join(
-        f"<h3>{html.escape(ex.name)}</h3>"
-        + (_table(["times", "part", "message"], [_failure_row(f) for f in verdicts.frequent(ex.name)])
-           if verdicts.frequent(ex.name) else "<p>no failures</p>")
-        for ex in assignment.exercises)
+def _plot(fig) -> tuple[str, str]:
+    """(alt text, base64 PNG) of a figure, closed."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return fig.get_label(), base64.b64encode(buf.getvalue()).decode()
 
 
 def render_html(assignment: Assignment, rows: list[StudentRow], verdicts: Verdicts, changes: Sequence[str] = (),
-                groups: str = "") -> str:
-    """The page; ``changes``: how the definitions differ from what the class was graded on (``version_changes``);
-    ``groups``: the answer-groups section (graders.course.groups.groups_html)."""
-    not_graded = [r for r in rows if not r.graded]
-    changed = (f'<p class="changed"><strong>{html.escape(assignment.name)} changed after the class was graded'
-               f"</strong> (the marks are from the older version): {html.escape('; '.join(changes))}</p>"
-               if changes else "")
-    parts = [
-        f"<h1>{html.escape(assignment.name)}: class report</h1>", changed,
-        f"<p>{sum(r.graded for r in rows)} graded, {len(not_graded)} without marks. "
-        "Rates, scores and speedups count graded submissions only.</p>",
-        "<h2>Pass rates</h2>", _png(heat_map(assignment, pass_rates(assignment, rows))),
-        "<h2>Scores</h2>", _png(score_histogram(assignment, rows)),
-        "<h2>Speedups</h2>", _png(speedup_plot(assignment, verdicts)),
-        "<h2>Most frequent failures</h2>", failures_section(assignment, verdicts),
-        '<h2 id="ungraded">Ungraded</h2>',
-        _table(["student", "status"], [[r.student, r.status] for r in not_graded]) if not_graded
-        else "<p>every submission was graded</p>",
-        "<h2>Marks (correct / vectorized / fast)</h2>", marks_table(assignment, rows),
-        groups,
-    ]
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(assignment.name)} report</title>"
-            f"<style>{STYLE}</style></head><body>{''.join(parts)}</body></html>\n")
+                groups: str = "", feedback: dict[str, str] | None = None, course_page: str = "") -> str:
+    """The page (``templates/report/assignment.html.j2``); ``changes``: how the definitions differ from what the class
+    was graded on (``version_changes``); ``groups``: the answer-groups section, already HTML
+    (graders.course.groups.groups_html); ``feedback``: {student: the href of their feedback page}; ``course_page``:
+    the href of the course-wide page, if one is written beside it."""
+    from markupsafe import Markup
+    plots = [("Pass rates", *_plot(heat_map(assignment, pass_rates(assignment, rows)))),
+             ("Scores", *_plot(score_histogram(assignment, rows))),
+             ("Speedups", *_plot(speedup_plot(assignment, verdicts)))]
+    return _environment().get_template("assignment.html.j2").render(
+        name=assignment.name, changes=list(changes), graded=sum(r.graded for r in rows),
+        without=sum(not r.graded for r in rows), plots=plots, course_page=course_page,
+        failures=[(ex.name, [_failure_row(f) for f in verdicts.frequent(ex.name)]) for ex in assignment.exercises],
+        not_graded=[(r.student, r.status) for r in rows if not r.graded],
+        exercises=[ex.name for ex in assignment.exercises], marks=marks_rows(assignment, rows, feedback),
+        any_manual=any(r.manual for r in rows), groups=Markup(groups))  # noqa: S704 - groups_html escapes its text
 
 
 def write_html(dest: Path, assignment: Assignment, rows: list[StudentRow], verdicts: Verdicts,
-               changes: Sequence[str] = (), groups: str = "") -> None:
-    Path(dest).write_text(render_html(assignment, rows, verdicts, changes, groups))
+               changes: Sequence[str] = (), groups: str = "", feedback: dict[str, str] | None = None,
+               course_page: str = "") -> None:
+    Path(dest).write_text(render_html(assignment, rows, verdicts, changes, groups, feedback, course_page))
+
+
+def feedback_links(pages: dict[str, Path], dest: Path) -> dict[str, str]:
+    """{student: the href of their feedback page, relative to the report ``dest``} for the pages that exist."""
+    out = {}
+    for student, page in pages.items():
+        if page.exists():
+            out[student] = Path(os.path.relpath(page.resolve(), Path(dest).resolve().parent)).as_posix()
+    return out
+
+
+def render_course(assignments: Sequence[tuple[str, float, list[StudentRow]]],
+                  feedback: dict[tuple[str, str], str] | None = None, pages: dict[str, str] | None = None) -> str:
+    """The course-wide page (``templates/report/course.html.j2``): per assignment (name, max points, its rows) the
+    due date, the counts, the mean total, the penalties and manual grades; per student each assignment's total with
+    its penalty and a link to the feedback page (``feedback``: {(assignment, student): href}); ``pages``:
+    {assignment: the href of its report}."""
+    feedback, pages = feedback or {}, pages or {}
+    students = sorted({r.student for _, _, rows in assignments for r in rows})
+    table = []
+    summary = []
+    for name, points, rows in assignments:
+        graded = [r for r in rows if r.graded]
+        dues = {when(r.recorded.duedate - r.recorded.extension if r.recorded.extension else r.recorded.duedate)
+                for r in graded if r.recorded is not None and r.recorded.duedate is not None}
+        totals = [r.total for r in graded if r.total is not None]
+        summary.append({"name": name, "href": pages.get(name, ""), "due": ", ".join(sorted(dues)),
+                        "points": fmt(points), "graded": len(graded), "without": len(rows) - len(graded),
+                        "mean": f"{sum(totals) / len(totals):.1f}" if totals else "",
+                        "penalties": sum(1 for r in graded if r.penalty), "manual": sum(1 for r in graded if r.manual)})
+    by = {name: {r.student: r for r in rows} for name, _, rows in assignments}
+    for student in students:
+        cells, total, of = [], 0.0, 0.0
+        for name, points, _ in assignments:
+            r = by[name].get(student)
+            of += points
+            if r is None or not r.graded:
+                cells.append({"text": "" if r is None else r.status.split(":")[0], "href": "", "penalty": False})
+                continue
+            total += r.total or 0.0
+            text = fmt(r.total) + (f" (late {penalty_text(r)})" if r.penalty else "") + ("*" if r.manual else "")
+            cells.append({"text": text, "href": feedback.get((name, student), ""), "penalty": bool(r.penalty)})
+        table.append({"student": student, "cells": cells, "total": fmt(total), "of": fmt(of)})
+    return _environment().get_template("course.html.j2").render(assignments=summary, students=table)

@@ -16,7 +16,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from graders.course.ungraded import ungraded
-from graders.coursedir.course import Course, _put_scripts_on_path, gradebook_marks
+from graders.coursedir.course import Course, SubmissionMarks, _put_scripts_on_path, gradebook_marks
 from graders.coursedir.paths import Step
 from graders.model.catalogue import GradedAssignment, max_points
 from graders.model.csvsafe import write_rows
@@ -173,9 +173,14 @@ NOT_GRADED_YET = "not graded yet"
 
 @dataclass
 class StudentRow:
+    """One student's line of an assignment: the marks every report and export shows, read from the gradebook.
+
+    ``recorded`` is the gradebook's submission (``SubmissionMarks``: nbgrader's score, penalty and total) for a
+    graded row, None for a row without marks; ``marks`` is its per-grade scores (all None without marks)."""
     student: str
     marks: dict[str, float | None]  # grade_id -> score; None: no mark (ungraded or not graded yet)
     status: str                      # "graded", "graded, late ...", "ungraded: why", "not graded yet"
+    recorded: SubmissionMarks | None = None
 
     @property
     def graded(self) -> bool:
@@ -183,7 +188,23 @@ class StudentRow:
 
     @property
     def total(self) -> float | None:
-        return sum(m or 0 for m in self.marks.values()) if self.graded else None
+        """nbgrader's total (``score - late_submission_penalty``, as ``nbgrader export``); None without marks."""
+        return self.recorded.total if self.graded and self.recorded is not None else None
+
+    @property
+    def score(self) -> float | None:
+        """nbgrader's score before the penalty (``SubmittedAssignment.score``); None without marks."""
+        return self.recorded.score if self.graded and self.recorded is not None else None
+
+    @property
+    def penalty(self) -> float | None:
+        """The late penalty nbgrader's late-submission plugin took (0: none); None without marks."""
+        return self.recorded.penalty if self.graded and self.recorded is not None else None
+
+    @property
+    def manual(self) -> tuple[str, ...]:
+        """The grade ids a person graded in the formgrader (a manual score or extra credit)."""
+        return self.recorded.manual if self.graded and self.recorded is not None else ()
 
 
 def late(seconds: float) -> str:
@@ -194,14 +215,17 @@ def late(seconds: float) -> str:
 def class_marks(gb: Gradebook, course: Course, assignment: GradedAssignment) -> list[StudentRow]:
     """One row per student who submitted or is in the gradebook for ``assignment``, sorted by name.
 
-    The marks table used by ``report``, its CSV and the export; swap this one function to change it.
+    The marks table used by ``report``, its CSV, the HTML report and every export: each graded row carries the
+    gradebook's ``SubmissionMarks`` (``gradebook_marks``, the one reader of marks).
     """
     ids = list(max_points(assignment))
     why = ungraded(course, assignment.name)
     submitted = set(course.submitted_students(assignment.name))
     rows: dict[str, StudentRow] = {}
-    for student, (marks, seconds) in gradebook_marks(gb, assignment).items():
-        rows[student] = StudentRow(student, marks, "graded" + (f", {late(seconds)}" if seconds > 0 else ""))
+    for student, recorded in gradebook_marks(gb, assignment).items():
+        seconds = recorded.seconds_late
+        rows[student] = StudentRow(student, dict(recorded.parts),
+                                   "graded" + (f", {late(seconds)}" if seconds > 0 else ""), recorded)
     for student in submitted | set(why):
         if student in why:
             rows[student] = StudentRow(student, {i: None for i in ids}, f"ungraded: {why[student]}")
@@ -210,12 +234,27 @@ def class_marks(gb: Gradebook, course: Course, assignment: GradedAssignment) -> 
     return [rows[s] for s in sorted(rows)]
 
 
+def fmt(value: float | None) -> str:
+    """A mark in a CSV or a table: ``14.4``, ``0``; empty for no mark (never a 0)."""
+    return "" if value is None else f"{value:g}"
+
+
+def manual_note(row: StudentRow) -> str:
+    """The grade cells a person graded, for a CSV or a table cell: "batch_outer_fast softmax_rows_correct"."""
+    return " ".join(row.manual)
+
+
+PARTS_CSV_TAIL = ("score", "late penalty", "total", "graded by hand", "status")
+
+
 def write_parts_csv(dest: Path, assignment: GradedAssignment, rows: list[StudentRow]) -> None:
-    """``vecgrade report --csv``: one row per student, one column per exercise part, total and status."""
+    """``vecgrade report --csv``: one row per student, one column per exercise part, then nbgrader's score, its late
+    penalty, the total (``score - penalty``, as ``nbgrader export``), the grade cells graded by hand and the status."""
     ids = list(max_points(assignment))
-    write_rows(dest, ["student", *ids, "total", "status"],
-               [{"student": r.student, **{g: "" if r.marks[g] is None else f"{r.marks[g]:g}" for g in ids},
-                 "total": "" if r.total is None else f"{r.total:g}", "status": r.status} for r in rows])
+    write_rows(dest, ["student", *ids, *PARTS_CSV_TAIL],
+               [{"student": r.student, **{g: fmt(r.marks[g]) for g in ids},
+                 "score": fmt(r.score), "late penalty": fmt(r.penalty),
+                 "total": fmt(r.total), "graded by hand": manual_note(r), "status": r.status} for r in rows])
 
 
 def feedback_paths(course: Course, assignment: str, student: str) -> tuple[Path, Path]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -119,29 +121,66 @@ class Course:
         """{student: {grade_id: score}} for every student with a submission in the gradebook."""
         from nbgrader.api import Gradebook
         with Gradebook(self.db_url) as gb:
-            return {student: marks for student, (marks, _) in gradebook_marks(gb, assignment).items()}
+            return {student: marks.parts for student, marks in gradebook_marks(gb, assignment).items()}
 
 
-def gradebook_marks(gb: Gradebook, assignment: GradedAssignment) -> dict[str, tuple[dict[str, float | None], float]]:
-    """{student: ({grade_id: score or None}, seconds late)} for every submission of ``assignment`` in ``gb``.
+@dataclass(frozen=True)
+class SubmissionMarks:
+    """One student's submission of one assignment, as nbgrader's gradebook holds it: the one reader of marks.
+
+    ``parts``: {grade_id: ``Grade.score``} for the definitions' grade cells (nbgrader's score: the manual score
+    where a person set one, else the autograder's, plus any extra credit; None: no grade row). ``manual``: the grade
+    ids a person graded (a ``manual_score`` or extra credit through the formgrader). ``score``, ``max_score`` and
+    ``penalty`` are ``SubmittedAssignment.score``, ``.max_score`` and ``.late_submission_penalty`` (what nbgrader's
+    late-submission plugin assigned, 0 without one); ``total`` is what ``nbgrader export`` writes as the score.
+    ``duedate`` is the student's (the assignment's, plus ``extension``), None when the assignment has none."""
+
+    student: str
+    parts: dict[str, float | None]
+    manual: tuple[str, ...]
+    score: float
+    max_score: float
+    penalty: float
+    seconds_late: float
+    duedate: datetime | None = None
+    extension: timedelta | None = None
+
+    @property
+    def total(self) -> float:
+        """The score after the late penalty, exactly as ``nbgrader export`` computes it: ``max(0, score - penalty)``."""
+        return max(0.0, self.score - self.penalty)
+
+
+def gradebook_marks(gb: Gradebook, assignment: GradedAssignment) -> dict[str, SubmissionMarks]:
+    """{student: their ``SubmissionMarks``} for every submission of ``assignment`` in ``gb``.
 
     nbgrader's objects, as its own ``find_submission`` gives them, read in a few queries: each submission's
-    notebooks, grades and their cells loaded with it (one query per grade otherwise, a second for a class of 100)."""
+    notebooks, grades and their cells loaded with it, its score, max score and penalty computed in the same query
+    (one query per grade otherwise, a second for a class of 100)."""
     from nbgrader.api import Grade, MissingEntry, SubmittedAssignment, SubmittedNotebook
-    from sqlalchemy.orm import selectinload
+    from sqlalchemy.orm import selectinload, undefer
     ids = [ex.grade_id(p) for ex in assignment.exercises for p in PARTS]
     try:
         recorded = gb.find_assignment(assignment.name)
     except MissingEntry:
         return {}
     submissions = gb.db.query(SubmittedAssignment).filter(SubmittedAssignment.assignment_id == recorded.id).options(
+        undefer(SubmittedAssignment.score), undefer(SubmittedAssignment.max_score),
+        undefer(SubmittedAssignment.late_submission_penalty),
         selectinload(SubmittedAssignment.notebooks).selectinload(SubmittedNotebook.grades).joinedload(Grade.cell))
-    out: dict[str, tuple[dict[str, float | None], float]] = {}
+    out: dict[str, SubmissionMarks] = {}
     for sub in submissions:
-        marks: dict[str, float | None] = {i: None for i in ids}
+        parts: dict[str, float | None] = {i: None for i in ids}
+        manual = set()
         for nb in sub.notebooks:
             for grade in nb.grades:
-                if grade.name in marks:
-                    marks[grade.name] = grade.score
-        out[sub.student_id] = (marks, sub.total_seconds_late or 0)
+                if grade.name in parts:
+                    parts[grade.name] = grade.score
+                    if grade.manual_score is not None or grade.extra_credit:
+                        manual.add(grade.name)
+        duedate = sub.duedate
+        out[sub.student_id] = SubmissionMarks(
+            sub.student_id, parts, tuple(i for i in ids if i in manual), float(sub.score or 0.0),
+            float(sub.max_score or 0.0), float(sub.late_submission_penalty or 0.0), float(sub.total_seconds_late or 0),
+            duedate, sub.extension)
     return out

@@ -62,8 +62,26 @@ def disabled_plugins() -> set[str]:
     return {name for name, off in disabled.items() if off}
 
 
+SUMMARY = "Make this environment's JupyterLab show nbgrader's student tools only (run it in the students' environment)."
+HELP = f"""Usage: {COMMAND} [--user]
+
+{SUMMARY}
+
+Disables and locks nbgrader's teacher tools in JupyterLab's page config of this environment:
+{chr(10).join('  ' + p for p in TEACHER_PLUGINS)}
+The student's tools (the Assignment List, Validate) stay. Running it again changes nothing more.
+
+Options:
+  --user      write the user's Jupyter config folder instead (every environment of theirs)
+  -h, --help  show this message and exit
+"""
+
+
 def main(args: list[str]) -> int:
     """The command's body: ``args`` is what follows ``student-lab``; returns the exit code."""
+    if args in (["--help"], ["-h"]):
+        print(HELP, end="")
+        return ExitCode.OK
     if args not in ([], ["--user"]):
         print(f"error: {COMMAND} takes no argument but --user (got {' '.join(args)})", file=sys.stderr)
         return ExitCode.USAGE_ERROR
