@@ -30,7 +30,7 @@ from graders.model.exercise import load_assignment_once
 from graders.model.fingerprint import fingerprint
 from graders.model.verdict import Reason, Status
 from graders.pipeline.intake import Intake
-from graders.pipeline.refusals import NotebookReads, refusal
+from graders.pipeline.refusals import NotebookReads, notebook_of, refusal
 from graders.pipeline.restore import MASTER
 from graders.pipeline.verdicts import TrustedVerdicts
 from graders.sandbox.policy import Sandbox
@@ -162,7 +162,7 @@ def _judge(request: GradingRequest, config, folder: Path, reads: NotebookReads) 
             notebook_id = path.stem
             read = reads.get(path)
             try:
-                nb = nbformat.convert(nbformat.from_dict(read.json), 4)
+                nb = notebook_of(read)
             except Exception as exc:  # noqa: BLE001 - JSON that is not a notebook: the student's to fix
                 return _refused(request, f"NotANotebookError: {path.name}: {type(exc).__name__}: {exc}"[:300])
             resources: dict = {"unique_key": notebook_id, "metadata": {"path": str(folder)},

@@ -102,6 +102,21 @@ class Read:
     not_json: str = ""
 
 
+def notebook_of(read: Read):
+    """The notebook ``read`` holds, as ``nbformat.reads(data, as_version=4)`` makes it, from the JSON already parsed
+    (its version's reader: lines joined, then converted to version 4; invalid metadata is logged, as nbformat does)."""
+    from nbformat import convert, validate, versions
+    from nbformat.reader import get_version
+    from nbformat.validator import ValidationError
+    major, minor = get_version(read.json)
+    nb = convert(versions[major].to_notebook_json(read.json, minor=minor), 4)
+    try:
+        validate(nb)
+    except ValidationError:
+        pass  # nbformat.reads only logs it; nbgrader's CheckCellMetadata refuses what matters
+    return nb
+
+
 class NotebookReads:
     """Each notebook file of a submission read and parsed once, however many checks ask (the intake's cell count,
     the refusals, the job's own reading): ``get(path)``."""
