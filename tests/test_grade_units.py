@@ -1,4 +1,6 @@
-"""The coordinator's small parts, without nbgrader runs: whom it grades, where it records, what it puts back."""
+"""The coordinator's small parts, without nbgrader runs: whom it grades, where it records, how a verdict scores."""
+import logging
+
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
@@ -6,7 +8,9 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 from graders.course.grade import UNGRADED, SubmissionResult, record_ungraded, ungraded
 from graders.coursedir.course import Course
 from graders.model.csvsafe import read_rows, write_rows
-from graders.pipeline.precomputed import PrecomputedMissing, PutBackPrecomputed, notebook_key, result_path
+from graders.model.verdict import Reason, failed, passed
+from graders.pipeline.intake import graded_path
+from graders.pipeline.verdicts import TrustedVerdicts, cell_score
 
 
 @pytest.fixture
@@ -31,35 +35,37 @@ def test_db_url_is_sqlite_in_the_course_unless_the_config_says_otherwise(course)
     assert course.db_url == "postgresql+psycopg2://u@h:5432/db"
 
 
-def _nb(source="x = 1", grade_id="ex1"):
-    cell = new_code_cell(source, metadata={"nbgrader": {"grade": True, "grade_id": grade_id, "points": 1}})
-    return new_notebook(cells=[cell])
+def _cell(verdict=None, output="stream", points=2):
+    cell = new_code_cell("check()", metadata={"nbgrader": {"grade": True, "grade_id": "ex_fast", "points": points}})
+    cell.outputs = [new_output("stream", name="stdout", text="ok\n") if output == "stream" else
+                    new_output("error", ename="TooSlow", evalue="slow", traceback=[])]
+    if verdict is not None:
+        cell.metadata["vecgrade"] = verdict.to_json()
+    return nbformat.from_dict(cell)
 
 
-def test_the_key_follows_sources_and_nbgrader_metadata_not_outputs():
-    nb = _nb()
-    key = notebook_key(nb)
-    with_output = _nb()
-    with_output.cells[0].outputs = [new_output("stream", name="stdout", text="hi\n")]
-    assert notebook_key(with_output) == key
-    assert notebook_key(_nb(source="x = 2")) != key
-    assert notebook_key(_nb(grade_id="ex2")) != key
+def test_a_vecgrade_part_is_scored_from_its_verdict_never_from_its_outputs_type():
+    log = logging.getLogger("test")
+    # a failed verdict whose output looks like a pass scores 0; a passed one whose output is an error scores
+    assert cell_score(_cell(failed("fast", Reason.TOO_SLOW, "slow"), output="stream"), log) == 0.0
+    assert cell_score(_cell(passed("fast", "ok"), output="error"), log) == 2.0
+    # a grade cell with no verdict is scored as nbgrader scores it: by its output
+    assert cell_score(_cell(None, output="stream"), log) == 2.0
+    assert cell_score(_cell(None, output="error"), log) == 0.0
 
 
-def test_put_back_uses_the_result_for_this_notebook_and_student_and_refuses_any_other(tmp_path):
-    graded = _nb()
-    graded.cells[0].outputs = [new_output("stream", name="stdout", text="correct: passed.\n")]
-    path = result_path(str(tmp_path), "ada", notebook_key(graded))
-    path.parent.mkdir()
-    nbformat.write(graded, path)
-    step = PutBackPrecomputed(results_dir=str(tmp_path))
-    ada, bob = ({"unique_key": "broadcasting", "nbgrader": {"student": s}} for s in ("ada", "bob"))
-    out, _ = step.preprocess(_nb(), ada)
-    assert out.cells[0].outputs[0].text == "correct: passed.\n"
-    with pytest.raises(PrecomputedMissing, match="broadcasting.ipynb"):
-        step.preprocess(_nb(source="x = 2"), ada)  # another version of the notebook
-    with pytest.raises(PrecomputedMissing, match="broadcasting.ipynb"):
-        step.preprocess(_nb(), bob)  # the same notebook, another student's: never ada's result
+def test_a_verdict_a_student_wrote_into_a_cells_metadata_is_removed_before_grading(tmp_path):
+    nb = new_notebook(cells=[_cell(passed("fast", "ok"), output="error")])
+    step = TrustedVerdicts(assignments_dir=str(tmp_path))  # no definitions there: the cells are left to nbgrader
+    out, _ = step.preprocess(nb, {"nbgrader": {"assignment": "broadcasting", "student": "mallory"}})
+    assert "vecgrade" not in out.cells[0].metadata
+    assert cell_score(out.cells[0], logging.getLogger("test")) == 0.0  # its error output, as nbgrader scores it
+
+
+def test_each_students_graded_notebook_has_a_place_of_its_own_inside_the_folder(tmp_path):
+    ada, bob = graded_path(tmp_path, "ada", "broadcasting"), graded_path(tmp_path, "bob", "broadcasting")
+    assert ada != bob and ada.name == bob.name == "broadcasting.ipynb"
+    assert graded_path(tmp_path, "../../etc", "broadcasting").resolve().parent.parent == tmp_path.resolve()
 
 
 def test_an_ungraded_row_counts_only_while_its_submission_is_there(course):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from textwrap import shorten
 
 import nbformat
 
@@ -95,7 +96,7 @@ class Verdicts:
         for name, value in verdict.figures.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 group.figures.setdefault(name, []).append(float(value))
-        text = verdict.message.strip().splitlines()[0][:MAX_MESSAGE] if verdict.message.strip() else ""
+        text = shorten(verdict.message, width=MAX_MESSAGE, placeholder=" ...")  # shown as it is, never parsed
         if text:
             group.messages[text] += 1
         group.times += 1

@@ -23,6 +23,7 @@ from typing import Any
 
 from traitlets.config import Config
 
+from graders.model.errors import VecgradeError
 from graders.model.verdict import Reason, Verdict
 
 Verdicts = dict[str, dict[str, Verdict]]  # exercise -> part -> verdict
@@ -40,7 +41,7 @@ class SubmissionStatus(str, Enum):
 _CLASS = "__class__"
 
 
-class Unshippable(ValueError):
+class Unshippable(VecgradeError, ValueError):
     """A setting that is not data (a function, an object): it cannot travel with a job."""
 
 

@@ -15,11 +15,12 @@ from pathlib import Path
 from graders.engine.executors import Outcome, lost, results_of
 from graders.engine.job import grade_json
 from graders.engine.request import GradingOutcome, GradingRequest, SubmissionStatus
+from graders.model.errors import VecgradeError
 from graders.model.verdict import Reason
 from graders.pipeline.intake import Intake, survey
 
 
-class OverCaps(Exception):
+class OverCaps(VecgradeError):
     """The folder is over the intake caps: nothing of it ships, and the submission is refused with this line."""
 
 
