@@ -362,3 +362,36 @@ def test_a_keyboard_interrupt_while_the_service_closes_is_one_line_and_exit_0(tm
     out = CliRunner().invoke(app, ["serve", "broadcasting", "-c", str(course.root), "--jobs", "1"])
     assert out.exit_code == 0 and out.output.strip() == "vecgrade serve: stopped", out.output
     assert out.exception is None or isinstance(out.exception, SystemExit)
+
+
+def test_a_batch_that_fails_is_graded_again_one_entry_at_a_time_so_no_classmate_is_refused_for_another(
+        tmp_path, monkeypatch):
+    """The service graded a batch of two, and one submission broke the batch's grading: the honest classmate was
+    refused with it ("grading was interrupted 3 times ..."). Now the batch is taken apart: the classmate is
+    graded, and only the one whose own grading fails is tried again, then refused."""
+    course = _served_course(tmp_path)
+    service = Service(course, ["broadcasting"])
+    graded: list[str] = []
+    try:
+        _queued(service.ledger, "honest", student="ada")
+        _queued(service.ledger, "breaks", student="mallory")
+
+        def grade(assignment, batch):
+            for e in batch:
+                service.ledger.start(e.entry)
+            if any(e.student == "mallory" for e in batch):
+                raise RecursionError("maximum recursion depth exceeded")
+            for e in batch:
+                graded.append(e.student)
+                service.ledger.finish(e.entry, GRADED, "", 1.0, 1.0)
+
+        monkeypatch.setattr(service, "grade", grade)
+        monkeypatch.setattr(service.settings, "poll_interval", 0.0)
+        assert service.step()
+        assert graded == ["ada"] and service.ledger.get("honest").state == GRADED
+        assert service.ledger.get("breaks").state == QUEUED  # its own grading, tried again later
+        while service.step():
+            pass
+        assert service.ledger.get("breaks").state == REFUSED and graded == ["ada"]
+    finally:
+        service.close()
