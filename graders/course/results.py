@@ -200,7 +200,13 @@ def class_marks(gb: Gradebook, course: Course, assignment: GradedAssignment) -> 
     why = ungraded(course, assignment.name)
     submitted = set(course.submitted_students(assignment.name))
     rows: dict[str, StudentRow] = {}
+    try:  # a row that only holds an extension (no timestamp: graders.course.extensions) is no graded submission
+        placeholders = {s.student_id for s in gb.find_assignment(assignment.name).submissions if s.timestamp is None}
+    except MissingEntry:
+        placeholders = set()
     for student, (marks, seconds) in gradebook_marks(gb, assignment).items():
+        if student in placeholders:
+            continue
         rows[student] = StudentRow(student, marks, "graded" + (f", {late(seconds)}" if seconds > 0 else ""))
     for student in submitted | set(why):
         if student in why:

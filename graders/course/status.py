@@ -277,7 +277,7 @@ def _first_change(old: str, new: str) -> str:
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         if tag != "equal":
             lo_a, lo_b = max(i1 - 1, 0), max(j1 - 1, 0)
-            return f'"{" ".join(a[lo_a:i2 + 1][:8])}" -> "{" ".join(b[lo_b:j2 + 1][:8])}"'
+            return f'"{" ".join(a[lo_a:i2][:8])}" -> "{" ".join(b[lo_b:j2][:8])}"'
     return "whitespace"
 
 
