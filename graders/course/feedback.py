@@ -105,7 +105,7 @@ def of_record(assignment: str, at: float, tz: str = "UTC", submission: str = "")
 def replaced(assignment: str, at: float, tz: str = "UTC", submission: str = "") -> str:
     """The line on top of a teacher's page of an earlier submission, once a newer one was graded."""
     which = f" your submission of {submission}" if submission else " a later submission"
-    return (f"Replaced: your teacher graded{which} at {when(at, tz)}; that page is your grade of record for "
+    return (f"Replaced: your teacher graded{which} at {when(at, tz)}; the page of that submission counts for "
             f"{assignment}, not this one.")
 
 
