@@ -91,7 +91,8 @@ def test_the_readme_workflow_runs_as_written_and_leaves_the_clone_clean_and_ruff
     activatable(repo)
     commands = readme_workflow(repo / "README.md")
     assert commands[0] == "source .venv/bin/activate", commands
-    for needed in ("vecgrade build --wheel", "vecgrade build", "nbgrader collect broadcasting",
+    for needed in ("vecgrade build --wheel", "vecgrade build", "nbgrader collect --update broadcasting",
+                   "vecgrade extend broadcasting ada --hours 48",
                    "vecgrade demo --submissions-only", "vecgrade grade broadcasting", "vecgrade export --to grades.csv"):
         assert needed in commands, (needed, commands)  # control: the block holds the steps asserted below
     roster = sorted(p.student for p in load_roster(KIT_ROOT, load_assignment(repo / "assignments" / "broadcasting.py")))
@@ -113,6 +114,12 @@ def test_the_readme_workflow_runs_as_written_and_leaves_the_clone_clean_and_ruff
             assert sorted(p.name for p in (repo / "submitted").iterdir()) == roster
         elif command.startswith("vecgrade grade"):
             assert f"graded {len(roster)} of {len(roster)} submissions" in done.stdout, done.stdout
+        elif command.startswith("vecgrade extend"):  # before ada's submission is in the gradebook
+            assert "ada: +48 h, the assignment has no due date yet; no submission graded yet" in done.stdout
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{repo / 'gradebook.db'}") as gb:  # grading kept the extension, and graded ada
+        ada = gb.find_submission("broadcasting", "ada")
+        assert ada.extension is not None and ada.extension.total_seconds() == 48 * 3600 and ada.timestamp
     written = [name for name in ("exchange", "gradebook.db", "ungraded.csv", "parts.csv", "report.html",
                                  "grades.csv", "canvas.csv", "feedback", "autograded", "dist") if (repo / name).exists()]
     assert {"exchange", "gradebook.db", "parts.csv", "report.html", "grades.csv", "canvas.csv", "feedback",
