@@ -90,3 +90,20 @@ def test_the_command_grants_lists_and_refuses_mistakes(course):
     assert_user_error(vecgrade("extend", A, "-c", root), "--list")
     with Gradebook(course.db_url) as gb:
         assert [e.hours for e in extensions(gb, A)] == [24.0]  # the mistakes changed nothing
+
+
+def test_a_refused_submission_drops_its_marks_but_keeps_the_extension(course, broadcasting):
+    from graders.course.grade import _drop_ungraded_rows
+    late = (DUE + datetime.timedelta(hours=2)).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    with Gradebook(course.db_url) as gb:
+        for student in ("ada", "bob"):
+            gb.update_or_create_student(student)
+            gb.update_or_create_submission(A, student, timestamp=late)
+        grant(gb, A, "ada", 24)
+    _drop_ungraded_rows(course, A, ["ada", "bob"])  # what grading does with submissions it could not grade
+    with Gradebook(course.db_url) as gb:
+        with pytest.raises(MissingEntry):
+            gb.find_submission(A, "bob")  # control: no extension, no row
+        ada = gb.find_submission(A, "ada")
+        assert is_placeholder(ada) and ada.extension == datetime.timedelta(hours=24)
+        assert class_marks(gb, course, broadcasting) == []  # never a 0
