@@ -130,6 +130,14 @@ def test_a_resubmission_is_not_graded_yet_by_content_not_by_time(course):
     assert s.resubmitted == ["ada"] and s.graded == [] and s.waiting == ["ada"]
     assert any("resubmitted, not graded yet: ada" in line and "vecgrade grade broadcasting -s ada" in line
                for line in status_lines(s))
+    from graders.course.results import RESUBMITTED, class_marks
+    with Gradebook(course.db_url) as gb:  # report and export: the marks are of the earlier submission
+        [row] = class_marks(gb, course, course.catalogue[A])
+    assert row.status == f"graded, {RESUBMITTED}" and row.graded
+    grade(course, "ada")  # graded again: current
+    assert status(course).graded == ["ada"]
+    with Gradebook(course.db_url) as gb:
+        assert class_marks(gb, course, course.catalogue[A])[0].status == "graded"
 
 
 def test_late_names_the_due_date_and_the_extension(course):

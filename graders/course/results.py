@@ -15,6 +15,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
+from graders.course.content import resubmitted, source_files
 from graders.course.ungraded import ungraded
 from graders.engine.course import Course, _put_scripts_on_path, gradebook_marks
 from graders.engine.paths import Step
@@ -169,13 +170,15 @@ def nothing_graded(course: Course, assignment: str) -> str:
 
 
 NOT_GRADED_YET = "not graded yet"
+RESUBMITTED = "an earlier submission: the newest is not graded yet"  # after "graded", when submitted/ changed since
 
 
 @dataclass
 class StudentRow:
     student: str
     marks: dict[str, float | None]  # grade_id -> score; None: no mark (ungraded or not graded yet)
-    status: str                      # "graded", "graded, late ...", "ungraded: why", "not graded yet"
+    status: str                      # "graded", "graded, late ...", "graded, ... RESUBMITTED", "ungraded: why",
+                                     # "not graded yet"
 
     @property
     def graded(self) -> bool:
@@ -194,7 +197,10 @@ def late(seconds: float) -> str:
 def class_marks(gb: Gradebook, course: Course, assignment: GradedAssignment) -> list[StudentRow]:
     """One row per student who submitted or is in the gradebook for ``assignment``, sorted by name.
 
-    The marks table used by ``report``, its CSV and the export; swap this one function to change it.
+    The marks table used by ``report``, its CSV and the export; swap this one function to change it. A
+    gradebook row that only holds an extension is no row; a graded student whose ``submitted/`` now holds another
+    submission (``graders.course.content``) keeps the graded marks, and the status says they are of an earlier
+    submission.
     """
     ids = list(max_points(assignment))
     why = ungraded(course, assignment.name)
@@ -204,10 +210,13 @@ def class_marks(gb: Gradebook, course: Course, assignment: GradedAssignment) -> 
         placeholders = {s.student_id for s in gb.find_assignment(assignment.name).submissions if s.timestamp is None}
     except MissingEntry:
         placeholders = set()
+    skip = source_files(course, assignment.name)
     for student, (marks, seconds) in gradebook_marks(gb, assignment).items():
         if student in placeholders:
             continue
-        rows[student] = StudentRow(student, marks, "graded" + (f", {late(seconds)}" if seconds > 0 else ""))
+        newer = student in submitted and resubmitted(course, assignment.name, student, skip)
+        rows[student] = StudentRow(student, marks, "graded" + (f", {late(seconds)}" if seconds > 0 else "")
+                                   + (f", {RESUBMITTED}" if newer else ""))
     for student in submitted | set(why):
         if student in why:
             rows[student] = StudentRow(student, {i: None for i in ids}, f"ungraded: {why[student]}")

@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
-import hashlib
 import json
-import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,6 +34,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
+from graders.course.content import locked, notebook_cells, resubmitted, source_files, text
 from graders.course.exchange import Entry, exchange_entries
 from graders.course.extensions import is_placeholder
 from graders.course.feedback import feedback_failures
@@ -50,7 +49,6 @@ from graders.pipeline.arrivals import Arrival, arrivals, claimed_time, read_clai
 
 COLUMNS = ("assignment", "released", "submitted", "graded", "ungraded", "not graded yet", "no feedback yet",
            "feedback out of date", "in exchange", "late")
-NOT_ANSWERS = {"timestamp.txt", "submission_secret.txt"}  # written by nbgrader and vecgrade, not the student
 SCORE = re.compile(r"<h4>[^<]*\(Score: ([0-9.]+) / ([0-9.]+)\)</h4>")  # the feedback template's summary
 
 
@@ -86,80 +84,6 @@ class AssignmentStatus:
     def waiting(self) -> list[str]:
         """Submitted but neither graded (as it is now) nor recorded as ungraded: resubmissions included."""
         return [s for s in self.submitted if s not in self.graded and s not in self.ungraded]
-
-
-# --- content: what was graded against what is submitted -------------------------------------------------------
-
-
-def _locked(cell: dict) -> bool:
-    """nbgrader's ``is_locked``: a cell autograde overwrites with the teacher's version."""
-    meta = cell.get("metadata", {}).get("nbgrader") if isinstance(cell.get("metadata"), dict) else None
-    if not isinstance(meta, dict):
-        return False
-    if meta.get("solution"):
-        return False
-    return bool(meta.get("grade") or meta.get("locked"))
-
-
-def _text(source) -> str:
-    return "".join(source) if isinstance(source, list) else str(source)
-
-
-def notebook_cells(path: Path) -> list[dict] | None:
-    """A notebook's cells (None when it is not one)."""
-    try:
-        cells = json.loads(path.read_bytes()).get("cells")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return [c for c in cells if isinstance(c, dict)] if isinstance(cells, list) else None
-
-
-def answer_digest(folder: Path, skip: set[str] = frozenset()) -> str:  # type: ignore[assignment]
-    """A digest of what the student wrote in ``folder`` (a submission, or its graded copy): each notebook's cells
-    that autograde keeps as they are (not the locked ones it overwrites; outputs and metadata not counted), and
-    every other file's bytes, but for nbgrader's and vecgrade's own (``NOT_ANSWERS``) and ``skip`` (the files
-    autograde copies from ``source/`` over the student's)."""
-    digest = hashlib.sha256()
-    if not folder.is_dir():
-        return ""
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d not in (".ipynb_checkpoints", "__pycache__"))
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            rel = str(path.relative_to(folder))
-            if rel in NOT_ANSWERS or rel in skip or name.endswith(".pyc"):
-                continue
-            digest.update(rel.encode() + b"\0")
-            if name.endswith(".ipynb"):
-                cells = notebook_cells(path)
-                if cells is None:
-                    digest.update(path.read_bytes())
-                    continue
-                for cell in cells:
-                    if not _locked(cell):
-                        digest.update(f"{cell.get('cell_type')}\0{_text(cell.get('source', ''))}\0".encode())
-            else:
-                digest.update(path.read_bytes())
-            digest.update(b"\1")
-    return digest.hexdigest()
-
-
-def _source_files(course: Course, assignment: str) -> set[str]:
-    """The non-notebook files of ``source/<assignment>/``: autograde copies them over the student's."""
-    folder = course.paths.folder(Step.SOURCE, assignment)
-    out = set()
-    for dirpath, _, filenames in os.walk(folder):
-        out |= {str((Path(dirpath) / n).relative_to(folder)) for n in filenames if not n.endswith(".ipynb")}
-    return out
-
-
-def resubmitted(course: Course, assignment: str, student: str, skip: set[str]) -> bool:
-    """Whether ``submitted/`` now holds another submission than the one graded into ``autograded/``."""
-    graded = course.paths.folder(Step.AUTOGRADED, assignment, student)
-    if not graded.is_dir():
-        return False  # graded elsewhere (on submit, then cleaned): nothing to compare with
-    return answer_digest(course.paths.folder(Step.SUBMITTED, assignment, student), skip) != \
-        answer_digest(graded, skip)
 
 
 # --- the gradebook ---------------------------------------------------------------------------------------------
@@ -262,11 +186,11 @@ def _exercise_cells(cells: list[dict], entry: AssignmentEntry) -> dict[tuple[str
     out = {}
     for cell in cells:
         cid = str(cell.get("id", ""))
-        if cell.get("cell_type") == "code" and not _locked(cell):
+        if cell.get("cell_type") == "code" and not locked(cell):
             continue  # an answer cell: the release holds a stub, a student's copy their answer
         for suffix, what in _KINDS:
             if cid.endswith(suffix) and cid[:-len(suffix)] in prefixes:
-                out[prefixes[cid[:-len(suffix)]], what] = _text(cell.get("source", ""))
+                out[prefixes[cid[:-len(suffix)]], what] = text(cell.get("source", ""))
                 break
     return out
 
@@ -365,7 +289,7 @@ def assignment_status(course: Course, name: str, book: Book | None,
     recorded = arrivals(course.root) if recorded is None else recorded
     inbound = exchange_entries(course) if inbound is None else inbound
     failed = feedback_failures(course, name)
-    skip = _source_files(course, name)
+    skip = source_files(course, name)
     s = AssignmentStatus(name, released, submitted, [], why, due=stamp(book.due) if book.due else "",
                          extensions=dict(book.extensions))
     graded_notebook, graded_fingerprint = None, ""
