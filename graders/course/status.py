@@ -248,11 +248,19 @@ def definition_changes(course: Course, entry: AssignmentEntry, graded_notebook: 
     current = folder_fingerprint(definitions) if graded_notebook is not None else ""
     if points:
         changes.append("points: " + "; ".join(points))
-    if graded_notebook is not None and (points or (graded_fingerprint and graded_fingerprint != current)):
-        graded = cell_changes(notebook_cells(graded_notebook), source_cells, entry)
-        what = "; ".join(graded) if graded else "hidden cases, rules or lessons only (no cell of the notebook)"
+    older = graded_notebook is not None and bool(graded_fingerprint) and graded_fingerprint != current
+    if older and graded_notebook is not None:
+        graded_cells = notebook_cells(graded_notebook)
+        graded = cell_changes(graded_cells, source_cells, entry)
+        if graded:
+            what = "; ".join(graded)
+        elif graded_cells is not None and source_cells is not None:
+            what = "hidden cases, rules or lessons only (no cell of the notebook)"
+        else:
+            what = "the graded notebook and the built one cannot be compared cell by cell"
         changes.append(f"graded under older definitions: {what}")
-        if not any("generate_assignment" in s for s in steps) and points:
+    if points or older:
+        if points and not any("generate_assignment" in s for s in steps):
             steps.append(f"`nbgrader generate_assignment {name} --force` (the gradebook's points)")
         steps += [f"`vecgrade grade {name}` (every student, on the current definitions)",
                   f"`vecgrade feedback {name}`, then `nbgrader release_feedback {name}`"]
