@@ -69,6 +69,9 @@ def test_an_extension_after_the_submission_and_its_removal(course):
         for hours in (-1, float("nan"), float("inf"), 10**6):
             with pytest.raises(ExtensionError):
                 grant(gb, A, "bob", hours)
+        gb.update_or_create_assignment(A, duedate=None)
+        with pytest.raises(ExtensionError, match="no due date to extend"):  # nbgrader's autograde would fail
+            grant(gb, A, "bob", 1)
         with pytest.raises(ExtensionError, match="generate_assignment"):
             grant(gb, A.replace("broad", "narrow"), "bob", 1)
 

@@ -66,10 +66,10 @@ def submit_as(student: str, repo: Path, home: Path, answered: bool) -> None:
 
 def readme_workflow(readme: Path) -> list[str]:
     """The commands of the README's workflow block (the first ``bash`` block under "## The workflow"), each as
-    written, less its comment."""
+    written, less its comment (quoted for the shell again: a due date holds spaces)."""
     section = readme.read_text().split("## The workflow", 1)[1]
     block = section.split("```bash\n", 1)[1].split("```", 1)[0]
-    return [" ".join(shlex.split(line, comments=True)) for line in block.splitlines()
+    return [shlex.join(shlex.split(line, comments=True)) for line in block.splitlines()
             if shlex.split(line, comments=True)]
 
 
@@ -115,7 +115,8 @@ def test_the_readme_workflow_runs_as_written_and_leaves_the_clone_clean_and_ruff
         elif command.startswith("vecgrade grade"):
             assert f"graded {len(roster)} of {len(roster)} submissions" in done.stdout, done.stdout
         elif command.startswith("vecgrade extend"):  # before ada's submission is in the gradebook
-            assert "ada: +48 h, the assignment has no due date yet; no submission graded yet" in done.stdout
+            assert ("ada: +48 h, due 2030-06-03 17:00 UTC (the assignment: 2030-06-01 17:00 UTC); no submission "
+                    "graded yet") in done.stdout, done.stdout
     from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{repo / 'gradebook.db'}") as gb:  # grading kept the extension, and graded ada
         ada = gb.find_submission("broadcasting", "ada")

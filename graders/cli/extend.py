@@ -19,8 +19,10 @@ def extend(assignment: str = typer.Argument(..., help="The assignment."),
                                                  "earlier extension; 0 removes it)."),
            listed: bool = typer.Option(False, "--list", help="List the assignment's extensions."),
            course: Path = COURSE):
-    """Give a student more time on an assignment (`--hours N`), or list its extensions (`--list`); kept in
-    nbgrader's gradebook, so grading, lateness and late penalties count from the student's own due date."""
+    """A student's extension of an assignment's due date (`--hours N`), or the list of them (`--list`).
+
+    Kept in nbgrader's gradebook, before or after the student's submission is in it, so grading, lateness and late
+    penalties count from the student's own due date."""
     from graders.course.extensions import ExtensionError, check_hours, describe, extensions, grant
     c = open_course(course)
     name = find_entry(c, assignment).name

@@ -91,9 +91,10 @@ def _changed(assignment: str, changes: list[str], fix: str) -> None:
 def status(assignment: Optional[str] = typer.Argument(None, help="One assignment (default: the whole course)."),
            course: Path = COURSE,
            as_json: bool = typer.Option(False, "--json", help="Print the status as JSON, for scripts.")):
-    """The semester's dashboard, per assignment and student: waiting in the exchange, collected, graded,
-    resubmitted and not graded yet, late (due date, extension), not graded (why), feedback missing or out of date,
-    and definitions changed after grading (what, and each step to take)."""
+    """The semester's dashboard: per assignment and student, what waits, is graded, late or out of date.
+
+    Waiting in the exchange, collected, graded, resubmitted and not graded yet, late (due date, extension), not
+    graded (why), feedback missing or out of date, and definitions changed after grading (what, and each step)."""
     from graders.course.results import NoGradebook
     from graders.course.status import status_json, status_table
     c = open_course(course)

@@ -65,13 +65,18 @@ def _of(submission: SubmittedAssignment) -> Extension:
 def grant(gb: Gradebook, assignment: str, student: str, hours: float) -> Extension:
     """Give ``student`` ``hours`` more on ``assignment`` (replacing any earlier extension; 0 removes it), whether or
     not their submission is in the gradebook yet. The assignment must be in the gradebook
-    (``nbgrader generate_assignment`` puts it there); the student is added when missing."""
+    (``nbgrader generate_assignment`` puts it there) with a due date (nbgrader's lateness adds the extension to
+    it, and fails on an extension without one: autograde stops with a ``TypeError``); the student is added when
+    missing."""
     check_hours(hours)
     try:
-        gb.find_assignment(assignment)
+        recorded = gb.find_assignment(assignment)
     except MissingEntry:
         raise ExtensionError(f"the gradebook has no assignment {assignment!r}: run `nbgrader generate_assignment "
                              f"{assignment}` first") from None
+    if recorded.duedate is None and hours:  # nbgrader adds the extension to the due date: None + hours fails
+        raise ExtensionError(f"{assignment} has no due date to extend: set one first, `nbgrader db assignment add "
+                             f"{assignment} --duedate=\"YYYY-MM-DD HH:MM:SS UTC\"`")
     try:
         submission = gb.find_submission(assignment, student)
     except MissingEntry:

@@ -371,7 +371,9 @@ def status_lines(s: AssignmentStatus) -> list[str]:
     out = [f"{a}: due {s.due}" if s.due else ""]
     for student, hours in sorted(s.extensions.items()):
         out.append(f"{a}: extension {student}: +{hours:g} h" + ("" if student in s.submitted else ", no submission "
-                                                               "collected yet"))
+                                                               "collected yet")
+                   + ("" if s.due else "; the assignment has no due date, and nbgrader's autograde fails on an "
+                      f"extension without one: set it, `nbgrader db assignment add {a} --duedate=...`"))
     if s.in_exchange:
         who = "; ".join(f"{k} ({', '.join(v)})" for k, v in sorted(s.in_exchange.items()))
         out.append(f"{a}: waiting in the exchange, newer than what was collected: {who}; run `nbgrader collect "
