@@ -114,6 +114,12 @@ def test_the_readme_workflow_runs_as_written_and_leaves_the_clone_clean_and_ruff
             assert sorted(p.name for p in (repo / "submitted").iterdir()) == roster
         elif command.startswith("vecgrade grade"):
             assert f"graded {len(roster)} of {len(roster)} submissions" in done.stdout, done.stdout
+        elif command == "vecgrade status":  # graded as collected: nothing resubmitted, nothing waiting
+            row = next(line for line in done.stdout.splitlines() if line.startswith("│ broadcasting"))
+            cells = [c.strip() for c in row.split("│")[1:-1]]
+            assert cells[2:6] == [str(len(roster)), str(len(roster)), "0", "0"], done.stdout
+            assert "resubmitted" not in done.stdout and "waiting in the exchange" not in done.stdout, done.stdout
+            assert "broadcasting: extension ada: +48 h" in done.stdout, done.stdout
         elif command.startswith("vecgrade extend"):  # before ada's submission is in the gradebook
             assert ("ada: +48 h, due 2030-06-03 17:00 UTC (the assignment: 2030-06-01 17:00 UTC); no submission "
                     "graded yet") in done.stdout, done.stdout
