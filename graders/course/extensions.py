@@ -8,9 +8,9 @@ would create them), then calls ``grant_extension``. Autograde later finds that r
 sets only the timestamp), so the extension stays through every grading, and its lateness and late penalty count
 from the due date plus the extension.
 
-A **placeholder** (``is_placeholder``) is a submission row with no timestamp: nbgrader's autograde always sets one
-(under vecgrade, the time of record), so a row without one holds an extension and nothing graded. Views that count
-graded submissions skip it.
+A **placeholder** (``is_placeholder``) is a submission row with no timestamp and no score: nbgrader's autograde
+always sets both (under vecgrade the timestamp is the time of record), so such a row holds an extension and nothing
+graded. Views that count graded submissions skip it.
 """
 from __future__ import annotations
 
@@ -42,8 +42,10 @@ class Extension:
 
 
 def is_placeholder(submission: SubmittedAssignment) -> bool:
-    """A submission row that only holds an extension (no grading ever set its timestamp)."""
-    return submission.timestamp is None
+    """A submission row that only holds an extension: no grading set its timestamp nor any score."""
+    if submission.timestamp is not None:
+        return False
+    return all(g.auto_score is None and g.manual_score is None for nb in submission.notebooks for g in nb.grades)
 
 
 def check_hours(hours: float) -> float:

@@ -16,6 +16,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from graders.course.content import resubmitted, source_files
+from graders.course.extensions import is_placeholder
 from graders.course.ungraded import ungraded
 from graders.engine.course import Course, _put_scripts_on_path, gradebook_marks
 from graders.engine.paths import Step
@@ -206,8 +207,9 @@ def class_marks(gb: Gradebook, course: Course, assignment: GradedAssignment) -> 
     why = ungraded(course, assignment.name)
     submitted = set(course.submitted_students(assignment.name))
     rows: dict[str, StudentRow] = {}
-    try:  # a row that only holds an extension (no timestamp: graders.course.extensions) is no graded submission
-        placeholders = {s.student_id for s in gb.find_assignment(assignment.name).submissions if s.timestamp is None}
+    try:  # a row that only holds an extension (graders.course.extensions) is no graded submission
+        placeholders = {s.student_id for s in gb.find_assignment(assignment.name).submissions
+                        if s.timestamp is None and is_placeholder(s)}
     except MissingEntry:
         placeholders = set()
     skip = source_files(course, assignment.name)

@@ -118,7 +118,7 @@ def read_books(course: Course, names: list[str], catalogue: dict[str, Assignment
             for sub in recorded.submissions:
                 if sub.extension:
                     book.extensions[sub.student_id] = sub.extension.total_seconds() / 3600
-                if is_placeholder(sub):
+                if sub.timestamp is None and is_placeholder(sub):  # its grades are read only then
                     continue
                 book.graded[sub.student_id] = Graded(float(sub.score or 0), float(sub.total_seconds_late or 0),
                                                      sub.timestamp)
