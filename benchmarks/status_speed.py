@@ -1,8 +1,9 @@
 """``vecgrade status`` for a class: seconds from the command's start to its answer, as a teacher waits for it.
 
 A fresh course with ``--students`` students of ``broadcasting``: each one's
-submission in ``submitted/``, a gradebook submission and feedback HTML (all but
-a tenth), a row of ``ungraded.csv`` for that tenth, times of record (20 of them
+submission in ``submitted/`` (the kit's notebook, read for its content as status reads it), a graded copy in
+``autograded/``, a gradebook submission and a feedback page of nbgrader's size (all but a tenth), a row of
+``ungraded.csv`` for that tenth, times of record (20 of them
 disagreeing with ``timestamp.txt``), and a service's ledger holding a graded
 entry per student, two queued entries for a few of them, one collected after
 the due date and one refused. Then ``vecgrade status`` runs ``--runs`` times as
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
+from graders import KIT_ROOT
 from graders.course.demo import make_course
 from graders.course.grade import UNGRADED
 from graders.course.status import status_table
@@ -48,18 +50,20 @@ def class_course(directory: Path, n: int):
         for i, s in enumerate(students):
             gb.add_student(s)
             if i % 10:
-                gb.add_submission(A, s)
+                gb.add_submission(A, s, timestamp="2025-01-01 10:00:00 UTC")  # graded: autograde sets the time
+    notebook = (KIT_ROOT / "source" / A / f"{A}.ipynb").read_text()
+    page = "<html><head><style>" + "x" * 300_000 + f"</style></head><body><h4>{A} (Score: 0.0 / 16.0)</h4></body>"
     for i, s in enumerate(students):
         folder = course.root / "submitted" / s / A
         folder.mkdir(parents=True)
-        (folder / f"{A}.ipynb").write_text("{}")
+        (folder / f"{A}.ipynb").write_text(notebook)
         if i % 10:
             graded = course.root / "autograded" / s / A
             graded.mkdir(parents=True)
-            (graded / f"{A}.ipynb").write_text("{}")
+            (graded / f"{A}.ipynb").write_text(notebook)
             html = course.root / "feedback" / s / A / f"{A}.html"
             html.parent.mkdir(parents=True)
-            html.write_text("<html></html>")
+            html.write_text(page)
     write_rows(course.root / UNGRADED, ["student", "assignment", "reason"],
                [{"student": s, "assignment": A, "reason": "NotANotebookError: not JSON"} for s in students[::10]])
     for s in students[:20]:

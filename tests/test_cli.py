@@ -174,7 +174,7 @@ def test_a_negative_mark_exports_as_a_number(graded, tmp_path):
 @pytest.mark.e2e
 def test_status_counts_and_reasons(graded):
     # released: generate_assignment writes release/broadcasting; submitted 6, graded 3, 3 ungraded, feedback current
-    assert status_row(graded) == ["broadcasting", "yes", "6", "3", "3", "0", "0", "0"]
+    assert status_row(graded) == ["broadcasting", "yes", "6", "3", "3", "0", "0", "0", "0", "0"]
     output = vecgrade("status", "-c", graded.root).output
     for student in REFUSED:
         assert f"could not grade {student}: " in output
@@ -225,9 +225,9 @@ def test_feedback_missing_or_out_of_date_until_regenerated(graded):
     earlier = autograded.stat().st_mtime - 60
     os.utime(html, (earlier, earlier))  # as if bob was regraded after his feedback was written
     shutil.rmtree(graded.root / "feedback" / "gus")  # as if gus's feedback was never written
-    assert status_row(graded)[-2:] == ["gus", "bob"]  # no feedback yet / out of date
+    assert status_row(graded)[6:8] == ["gus", "bob"]  # no feedback yet / out of date
     assert vecgrade("feedback", "broadcasting", "-c", graded.root).exit_code == 0
-    assert status_row(graded)[-2:] == ["0", "0"]
+    assert status_row(graded)[6:8] == ["0", "0"]
 
 
 @pytest.mark.e2e

@@ -66,10 +66,10 @@ def submit_as(student: str, repo: Path, home: Path, answered: bool) -> None:
 
 def readme_workflow(readme: Path) -> list[str]:
     """The commands of the README's workflow block (the first ``bash`` block under "## The workflow"), each as
-    written, less its comment."""
+    written, less its comment (quoted for the shell again: a due date holds spaces)."""
     section = readme.read_text().split("## The workflow", 1)[1]
     block = section.split("```bash\n", 1)[1].split("```", 1)[0]
-    return [" ".join(shlex.split(line, comments=True)) for line in block.splitlines()
+    return [shlex.join(shlex.split(line, comments=True)) for line in block.splitlines()
             if shlex.split(line, comments=True)]
 
 
@@ -91,7 +91,8 @@ def test_the_readme_workflow_runs_as_written_and_leaves_the_clone_clean_and_ruff
     activatable(repo)
     commands = readme_workflow(repo / "README.md")
     assert commands[0] == "source .venv/bin/activate", commands
-    for needed in ("vecgrade build --wheel", "vecgrade build", "nbgrader collect broadcasting",
+    for needed in ("vecgrade build --wheel", "vecgrade build", "nbgrader collect --update broadcasting",
+                   "vecgrade extend broadcasting ada --hours 48",
                    "vecgrade demo --submissions-only", "vecgrade grade broadcasting", "vecgrade export --to grades.csv"):
         assert needed in commands, (needed, commands)  # control: the block holds the steps asserted below
     roster = sorted(p.student for p in load_roster(KIT_ROOT, load_assignment(repo / "assignments" / "broadcasting.py")))
@@ -113,6 +114,19 @@ def test_the_readme_workflow_runs_as_written_and_leaves_the_clone_clean_and_ruff
             assert sorted(p.name for p in (repo / "submitted").iterdir()) == roster
         elif command.startswith("vecgrade grade"):
             assert f"graded {len(roster)} of {len(roster)} submissions" in done.stdout, done.stdout
+        elif command == "vecgrade status":  # graded as collected: nothing resubmitted, nothing waiting
+            row = next(line for line in done.stdout.splitlines() if line.startswith("│ broadcasting"))
+            cells = [c.strip() for c in row.split("│")[1:-1]]
+            assert cells[2:6] == [str(len(roster)), str(len(roster)), "0", "0"], done.stdout
+            assert "resubmitted" not in done.stdout and "waiting in the exchange" not in done.stdout, done.stdout
+            assert "broadcasting: extension ada: +48 h" in done.stdout, done.stdout
+        elif command.startswith("vecgrade extend"):  # before ada's submission is in the gradebook
+            assert ("ada: +48 h, due 2030-06-03 17:00 UTC (the assignment: 2030-06-01 17:00 UTC); no submission "
+                    "graded yet") in done.stdout, done.stdout
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{repo / 'gradebook.db'}") as gb:  # grading kept the extension, and graded ada
+        ada = gb.find_submission("broadcasting", "ada")
+        assert ada.extension is not None and ada.extension.total_seconds() == 48 * 3600 and ada.timestamp
     written = [name for name in ("exchange", "gradebook.db", "ungraded.csv", "parts.csv", "report.html",
                                  "grades.csv", "canvas.csv", "feedback", "autograded", "dist") if (repo / name).exists()]
     assert {"exchange", "gradebook.db", "parts.csv", "report.html", "grades.csv", "canvas.csv", "feedback",

@@ -5,6 +5,7 @@ One command group per module, each registering its commands with ``graders.cli.b
 - ``course``  -- ``build``, ``validate``: the notebooks from the definitions, and the definitions checked;
 - ``grading`` -- ``grade``, ``feedback``: a class autograded, its feedback regenerated;
 - ``results`` -- ``report``, ``status``, ``export``: what the gradebook holds;
+- ``extend``  -- ``extend``: a student's extension of a due date;
 - ``demo``    -- ``demo``: a simulated class end to end;
 - ``serve``   -- ``serve``: verdicts on submit;
 - ``student`` -- ``student-lab``: the students' JupyterLab (run by ``graders.entry`` without typer).
@@ -15,7 +16,7 @@ at the top, so ``vecgrade --help`` loads no torch or nbgrader.
 """
 # each module registers its commands with app as it is imported: this order is `vecgrade --help`'s
 # isort: off
-from graders.cli import course, grading, results, demo, serve, student  # noqa: F401
+from graders.cli import course, grading, results, extend, demo, serve, student  # noqa: F401
 # isort: on
 from graders.cli.base import app
 

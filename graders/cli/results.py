@@ -143,14 +143,22 @@ def _changed(assignment: str, changes: list[str], fix: str) -> None:
 
 
 @app.command()
-def status(assignment: Optional[str] = typer.Argument(None, help="One assignment (default: all)."),
-           course: Path = COURSE):
-    """Per assignment: released, submitted, graded, ungraded (and why), feedback not written or out of date."""
+def status(assignment: Optional[str] = typer.Argument(None, help="One assignment (default: the whole course)."),
+           course: Path = COURSE,
+           as_json: bool = typer.Option(False, "--json", help="Print the status as JSON, for scripts.")):
+    """The semester's dashboard: per assignment and student, what waits, is graded, late or out of date.
+
+    Waiting in the exchange, collected, graded, resubmitted and not graded yet, late (due date, extension), not
+    graded (why), feedback missing or out of date, and definitions changed after grading (what, and each step)."""
     from graders.course.results import NoGradebook
-    from graders.course.status import status_table
+    from graders.course.status import status_json, status_table
     c = open_course(course)
     names = [find_entry(c, assignment).name] if assignment else list(c.catalogue)
     try:
+        if as_json:
+            import json
+            typer.echo(json.dumps(status_json(c, names), indent=1, default=str))
+            return
         table, lines = status_table(c, names)
     except NoGradebook as exc:  # one that cannot be opened; none at all is a line under the table
         fail(str(exc))
@@ -158,7 +166,6 @@ def status(assignment: Optional[str] = typer.Argument(None, help="One assignment
     for line in lines:
         say(line, markup=False)
     _serve_queue(c, names)
-
 
 
 @app.command()

@@ -85,13 +85,19 @@ def _remove_autograded(course: Course, assignment: str, students: list[str]) -> 
 
 def _drop_ungraded_rows(course: Course, assignment: str, students: list[str]) -> None:
     """An ungraded submission is never a 0: nbgrader may have written zero rows for a submission it could
-    only partly read (an unknown notebook name); ``ungraded.csv`` says why instead."""
+    only partly read (an unknown notebook name); ``ungraded.csv`` says why instead. A student's extension stays
+    (``graders.course.extensions``: a row without a timestamp, which no view counts as graded)."""
     if not students:
         return
     from nbgrader.api import Gradebook, MissingEntry
+
+    from graders.course.extensions import grant
     with Gradebook(course.db_url) as gb:
         for student in students:
             try:
+                kept = gb.find_submission(assignment, student).extension
                 gb.remove_submission(assignment, student)
             except MissingEntry:
-                pass
+                continue
+            if kept:  # the student's extension outlives a refused submission (as a row without marks)
+                grant(gb, assignment, student, kept.total_seconds() / 3600)

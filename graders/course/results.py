@@ -15,6 +15,8 @@ from nbgrader.api import Gradebook, MissingEntry
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
+from graders.course.content import resubmitted, source_files
+from graders.course.extensions import is_placeholder
 from graders.course.ungraded import ungraded
 from graders.coursedir.course import Course, SubmissionMarks, _put_scripts_on_path, gradebook_marks
 from graders.coursedir.paths import Step
@@ -169,6 +171,7 @@ def nothing_graded(course: Course, assignment: str) -> str:
 
 
 NOT_GRADED_YET = "not graded yet"
+RESUBMITTED = "an earlier submission: the newest is not graded yet"  # after "graded", when submitted/ changed since
 
 
 @dataclass
@@ -179,7 +182,8 @@ class StudentRow:
     graded row, None for a row without marks; ``marks`` is its per-grade scores (all None without marks)."""
     student: str
     marks: dict[str, float | None]  # grade_id -> score; None: no mark (ungraded or not graded yet)
-    status: str                      # "graded", "graded, late ...", "ungraded: why", "not graded yet"
+    status: str                      # "graded", "graded, late ...", "graded, ... RESUBMITTED", "ungraded: why",
+                                     # "not graded yet"
     recorded: SubmissionMarks | None = None
 
     @property
@@ -216,16 +220,27 @@ def class_marks(gb: Gradebook, course: Course, assignment: GradedAssignment) -> 
     """One row per student who submitted or is in the gradebook for ``assignment``, sorted by name.
 
     The marks table used by ``report``, its CSV, the HTML report and every export: each graded row carries the
-    gradebook's ``SubmissionMarks`` (``gradebook_marks``, the one reader of marks).
+    gradebook's ``SubmissionMarks`` (``gradebook_marks``, the one reader of marks). A gradebook row that only holds
+    an extension is no row; a graded student whose ``submitted/`` now holds another submission
+    (``graders.course.content``) keeps the graded marks, and the status says they are of an earlier submission.
     """
     ids = list(max_points(assignment))
     why = ungraded(course, assignment.name)
     submitted = set(course.submitted_students(assignment.name))
     rows: dict[str, StudentRow] = {}
+    try:  # a row that only holds an extension (graders.course.extensions) is no graded submission
+        placeholders = {s.student_id for s in gb.find_assignment(assignment.name).submissions
+                        if s.timestamp is None and is_placeholder(s)}
+    except MissingEntry:
+        placeholders = set()
+    skip = source_files(course, assignment.name)
     for student, recorded in gradebook_marks(gb, assignment).items():
+        if student in placeholders:
+            continue
         seconds = recorded.seconds_late
-        rows[student] = StudentRow(student, dict(recorded.parts),
-                                   "graded" + (f", {late(seconds)}" if seconds > 0 else ""), recorded)
+        newer = student in submitted and resubmitted(course, assignment.name, student, skip)
+        rows[student] = StudentRow(student, dict(recorded.parts), "graded" + (f", {late(seconds)}" if seconds > 0
+                                   else "") + (f", {RESUBMITTED}" if newer else ""), recorded)
     for student in submitted | set(why):
         if student in why:
             rows[student] = StudentRow(student, {i: None for i in ids}, f"ungraded: {why[student]}")
