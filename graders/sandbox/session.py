@@ -25,7 +25,8 @@ import socket
 import time
 from typing import Sequence
 
-from graders.sandbox.clock import ClockUnavailable, CpuClock, recv_hello
+from graders.sandbox.budget import MachineOutOfTime, NotebookBudget, OutOfTime
+from graders.sandbox.clock import ClockUnavailable, CpuClock, Mark, ProgramClock, recv_hello
 from graders.sandbox.processes import MAX_REPLY_BYTES, Deadline, WorkerFailure, end_program, misbehaved
 from graders.sandbox.protocol import HELLO, Op, read_reply, request
 from graders.sandbox.sealed import SealedMessage, send_sealed
@@ -46,12 +47,15 @@ BUSY_WAIT, STILL, SLICE = 10.0, 2.0, 0.05
 class WorkerSession:
     """One child that has run ``cells``; ``request`` sends an operation and waits for its whole reply,
     ``timed_request`` also reads the child's CPU clock around it. ``modules`` (name, label, source): the
-    student's own modules, loaded first, so the cells import them."""
+    student's own modules, loaded first, so the cells import them. ``budget``: the notebook's time budget
+    (graders.sandbox.budget), charged with the program's time of every load and request, which also cuts each
+    load's limit (and bounds every wait by its wall-clock cap); siblings share it."""
 
     def __init__(self, cells: list[tuple[str, str]], limits: Limits = Limits(), sandbox=None,
                  template: Template | None = None, cell_timeout: float = 30.0, server: ForkServer | None = None,
-                 modules: Sequence[tuple[str, str, str]] = ()):
+                 modules: Sequence[tuple[str, str, str]] = (), budget: NotebookBudget | None = None):
         self.cells = list(cells)
+        self.budget = budget
         self.modules = list(modules)
         self.limits = limits
         self.cell_timeout = cell_timeout
@@ -60,6 +64,7 @@ class WorkerSession:
         self.sock: socket.socket | None = None
         self.pid: int | None = None
         self.clock: CpuClock | None = None
+        self.program: ProgramClock | None = None  # the child's own time, charged to ``budget``
         self.load_errors: list[str] = []
 
     @property
@@ -69,10 +74,12 @@ class WorkerSession:
     def sibling(self) -> WorkerSession:
         """A new child of the same template running the same cells (started on first use)."""
         return WorkerSession(self.cells, self.limits, template=self.template, cell_timeout=self.cell_timeout,
-                             modules=self.modules)
+                             modules=self.modules, budget=self.budget)
 
     def start(self) -> None:
-        """Fork a child and run the cells in it, one by one, each within ``cell_timeout``."""
+        """Fork a child and run the cells in it, one by one, each within ``cell_timeout`` cut to what is left of
+        the notebook's budget (``NotebookBudget.limit``). A load the budget stopped raises ``OutOfTime`` (the
+        program spent the budget) or ``MachineOutOfTime`` (the machine's load did), never a load error."""
         self.sock, self.pid = self.template.spawn()
         try:
             self.clock = CpuClock(recv_hello(self.sock, HELLO, self.limits.start_timeout))
@@ -80,13 +87,28 @@ class WorkerSession:
             self.kill()
             why = f": {exc}" if isinstance(exc, ConnectionRefusedError) else ""  # another protocol's hello
             raise WorkerFailure(f"the Python process that runs it could not start{why}") from None
+        self.program = ProgramClock(self.clock.pid, self.clock)
         self.load_errors = []
         loads = [(Op.LOAD_MODULE, label, {"name": name, "source": source}) for name, label, source in self.modules]
         loads += [(Op.LOAD_CELL, label, {"source": source}) for label, source in self.cells]
         for op, label, payload in loads:
+            cut = False
             try:
-                reply, _ = self._send(op, self.cell_timeout + 5, label=label, budget=self.cell_timeout, **payload)
+                limit = self.cell_timeout if self.budget is None else self.budget.limit(self.cell_timeout)
+                cut = limit < self.cell_timeout
+                reply, elapsed = self._send(op, limit + 5, label=label, budget=limit, **payload)
+                if self.budget is not None and elapsed >= limit:  # stopped at its limit: whose limit was it?
+                    self.budget.settle(cut)
+            except (OutOfTime, MachineOutOfTime):
+                self.kill()
+                raise
             except WorkerFailure as exc:
+                if self.budget is not None and isinstance(exc, Deadline):
+                    try:
+                        self.budget.settle(cut)
+                    except (OutOfTime, MachineOutOfTime):
+                        self.kill()
+                        raise
                 raise WorkerFailure(f"could not run cell `{label}`: it {exc}") from None
             if "error" in reply:
                 self.kill()
@@ -130,6 +152,8 @@ class WorkerSession:
         TimeoutError when the deadline has passed."""
         start = time.monotonic()
         wall_deadline, hard = start + timeout, start + max(BUSY_WAIT * timeout, timeout + STILL)
+        if self.budget is not None:  # the notebook's wall-clock cap bounds every wait
+            hard = min(hard, max(wall_deadline, self.budget.wall_deadline))
         clock = self.clock
         last_cpu, last_progress = None, start
         while True:
@@ -160,15 +184,19 @@ class WorkerSession:
         sock = self.sock
         assert sock is not None, "requests go to a started child (start or request spawns it first)"
         start = time.perf_counter()
+        began = self.program.mark() if self.program is not None else None
         try:
-            sent_at = cpu_from if cpu_from is not None else self._read_clock()
-            if isinstance(message, SealedMessage):
-                send_sealed(sock, message, timeout=timeout)
-            else:
-                send_frame(sock, message, fds, timeout=timeout)
-            self._await_reply(sock, timeout, sent_at)
-            data = recv_frame(sock, time.monotonic() + max(timeout, STILL), MAX_REPLY_BYTES)
-            elapsed = time.perf_counter() - start
+            try:
+                sent_at = cpu_from if cpu_from is not None else self._read_clock()
+                if isinstance(message, SealedMessage):
+                    send_sealed(sock, message, timeout=timeout)
+                else:
+                    send_frame(sock, message, fds, timeout=timeout)
+                self._await_reply(sock, timeout, sent_at)
+                data = recv_frame(sock, time.monotonic() + max(timeout, STILL), MAX_REPLY_BYTES)
+                elapsed = time.perf_counter() - start
+            finally:  # once per request, however it ended, and before a kill (a dead process's queue is unreadable)
+                self._charge(began)
             reply = dict(read_reply(data, op, regions))
         except TimeoutError:
             cpu = None
@@ -187,6 +215,12 @@ class WorkerSession:
             raise misbehaved(exc) from None
         return reply, elapsed
 
+    def _charge(self, began: Mark | None) -> None:
+        """Charge the notebook's budget with the program's time since ``began`` (once per request)."""
+        if self.budget is not None and self.program is not None and began is not None:
+            seconds, exact = ProgramClock.between(began, self.program.mark())
+            self.budget.charge(seconds, exact)
+
     def _read_clock(self) -> float:
         try:
             return self.clock.read() if self.clock is not None else 0.0
@@ -199,7 +233,7 @@ class WorkerSession:
             self.template.kill(self.pid)
         if self.sock is not None:
             self.sock.close()
-        self.sock, self.pid, self.clock = None, None, None
+        self.sock, self.pid, self.clock, self.program = None, None, None, None
 
     def close(self) -> None:
         self.kill()
