@@ -15,14 +15,16 @@ budget is:
 
 - the program spent it (``spent >= seconds``): ``OutOfTime``, the rest of the notebook's parts fail with
   ``Reason.OUT_OF_TIME``, a verdict never shared (it depends on the rest of the notebook);
-- the wall clock passed ``WALL_FACTOR`` times the budget while the program had spent less (a machine so loaded
-  the program cannot get its time), or a limit the budget cut ran out while the program had spent less than what
-  was left (its load kept the program off the CPU): ``MachineOutOfTime``, ``Reason.BUDGET``, not graded.
+- the wall time of the program's loads and requests passed ``WALL_FACTOR`` times the budget while the program had
+  spent less (a machine so loaded the program cannot get its time; the grader's own work is not counted), or a
+  limit the budget cut ran out while the program had spent less than what was left (its load kept the program off
+  the CPU): ``MachineOutOfTime``, ``Reason.BUDGET``, not graded.
+
+Where the kernel does not report a process's run-queue wait (``clock.run_queue_wait``), a request's whole wall time
+is the program's (``exact`` is False, and the message says so): a sleeping program must not escape its budget, so
+on such a machine its load is charged to the program.
 """
 from __future__ import annotations
-
-import time
-from typing import Callable
 
 from graders.sandbox.processes import WorkerFailure
 
@@ -42,20 +44,20 @@ class MachineOutOfTime(WorkerFailure):
 
 
 class NotebookBudget:
-    """``seconds`` of the program's own time for one notebook, within ``WALL_FACTOR`` times as much wall time from
-    its creation (``now``: the monotonic clock). ``spent``: the program's seconds charged so far; ``exact``: every
-    charge was measured with the run-queue wait (False: some counted all their wall time, see
-    ``clock.ProgramClock``)."""
+    """``seconds`` of the program's own time for one notebook, within ``WALL_FACTOR`` times as much wall time of its
+    loads and requests (the wall-clock cap). ``spent``: the program's seconds charged so far, ``wall``: the wall
+    seconds of the loads and requests they were measured in; ``exact``: every charge was measured with the run-queue
+    wait (False: some counted all their wall time, see ``clock.ProgramClock``)."""
 
-    def __init__(self, seconds: float, wall_factor: float = WALL_FACTOR, now: Callable[[], float] = time.monotonic):
-        self.seconds, self.now = float(seconds), now
-        self.wall_cap = wall_factor * self.seconds
-        self.wall_deadline = now() + self.wall_cap
-        self.spent, self.exact = 0.0, True
+    def __init__(self, seconds: float, wall_factor: float | None = None):
+        self.seconds = float(seconds)
+        self.wall_cap = (WALL_FACTOR if wall_factor is None else wall_factor) * self.seconds
+        self.spent, self.wall, self.exact = 0.0, 0.0, True
 
-    def charge(self, seconds: float, exact: bool = True) -> None:
-        """Add ``seconds`` of the program's own time."""
+    def charge(self, seconds: float, exact: bool = True, wall: float | None = None) -> None:
+        """Add ``seconds`` of the program's own time, measured over ``wall`` seconds (default: as many)."""
         self.spent += max(0.0, seconds)
+        self.wall += max(0.0, seconds if wall is None else wall)
         self.exact = self.exact and exact
 
     @property
@@ -63,8 +65,13 @@ class NotebookBudget:
         return self.spent >= self.seconds
 
     @property
+    def wall_left(self) -> float:
+        """Wall seconds left to the cap."""
+        return self.wall_cap - self.wall
+
+    @property
     def capped(self) -> bool:
-        return self.now() >= self.wall_deadline
+        return self.wall_left <= 0
 
     def left(self) -> float:
         """Seconds of the program's time left; ``OutOfTime`` when it spent them, ``MachineOutOfTime`` when the wall
@@ -72,14 +79,14 @@ class NotebookBudget:
         if self.spent_out:
             raise self.out_of_time()
         if self.capped:
-            raise self.machine_out_of_time(f"{self.wall_cap:g} s of wall time passed, {self.wall_cap / self.seconds:g} "
-                                           "times the budget")
+            raise self.machine_out_of_time(f"its loads and requests took {self.wall:.3g} s of wall "
+                                           f"time, the cap of {self.wall_cap / self.seconds:g} times the budget")
         return self.seconds - self.spent
 
     def limit(self, seconds: float) -> float:
         """The limit of one load or request allowed ``seconds``: cut to what is left (plus ``GRACE``) and to the
         wall clock's cap; raises as ``left`` does."""
-        return max(MIN_LIMIT, min(seconds, self.left() + GRACE, self.wall_deadline - self.now()))
+        return max(MIN_LIMIT, min(seconds, self.left() + GRACE, self.wall_left))
 
     def settle(self, cut: bool) -> None:
         """After a load or request ran out its limit (``cut``: the budget had cut that limit): raise whose it is
@@ -91,8 +98,8 @@ class NotebookBudget:
                 raise self.out_of_time()
             return
         if self.capped:
-            raise self.machine_out_of_time(f"{self.wall_cap:g} s of wall time passed, {self.wall_cap / self.seconds:g} "
-                                           "times the budget")
+            raise self.machine_out_of_time(f"its loads and requests took {self.wall:.3g} s of wall "
+                                           f"time, the cap of {self.wall_cap / self.seconds:g} times the budget")
         if cut:
             raise self.machine_out_of_time("a limit the budget had cut to what was left ran out while the code had "
                                            "run less than that")

@@ -117,7 +117,8 @@ class ProgramClock:
 
     @staticmethod
     def between(before: Mark, after: Mark) -> tuple[float, bool]:
-        """(seconds that were the program's from ``before`` to ``after``, whether measured exactly)."""
+        """(seconds that were the program's from ``before`` to ``after``, whether measured exactly); the wall time
+        between them is ``after.wall - before.wall``."""
         wall = max(0.0, after.wall - before.wall)
         cpu = after.cpu - before.cpu if after.cpu is not None and before.cpu is not None else 0.0
         if before.waited is None or after.waited is None:

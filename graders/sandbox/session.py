@@ -25,7 +25,7 @@ import socket
 import time
 from typing import Sequence
 
-from graders.sandbox.budget import MachineOutOfTime, NotebookBudget, OutOfTime
+from graders.sandbox.budget import MIN_LIMIT, MachineOutOfTime, NotebookBudget, OutOfTime
 from graders.sandbox.clock import ClockUnavailable, CpuClock, Mark, ProgramClock, recv_hello
 from graders.sandbox.processes import MAX_REPLY_BYTES, Deadline, WorkerFailure, end_program, misbehaved
 from graders.sandbox.protocol import HELLO, Op, read_reply, request
@@ -92,13 +92,19 @@ class WorkerSession:
         loads = [(Op.LOAD_MODULE, label, {"name": name, "source": source}) for name, label, source in self.modules]
         loads += [(Op.LOAD_CELL, label, {"source": source}) for label, source in self.cells]
         for op, label, payload in loads:
-            cut = False
+            cut, wall, program_limit = False, self.cell_timeout, None
             try:
-                limit = self.cell_timeout if self.budget is None else self.budget.limit(self.cell_timeout)
-                cut = limit < self.cell_timeout
-                reply, elapsed = self._send(op, limit + 5, label=label, budget=limit, **payload)
-                if self.budget is not None and elapsed >= limit:  # stopped at its limit: whose limit was it?
-                    self.budget.settle(cut)
+                if self.budget is not None:
+                    # the cell's own timer (the worker's, wall time) stops it at the cell limit or the wall cap; the
+                    # grader stops it when its own time passes what is left of the budget (``program_limit``)
+                    limit = self.budget.limit(self.cell_timeout)
+                    wall = max(MIN_LIMIT, min(self.cell_timeout, self.budget.wall_left))
+                    cut = limit < self.cell_timeout
+                    program_limit = limit if cut else None
+                reply, elapsed = self._send(op, wall + 5, label=label, budget=wall, program_limit=program_limit,
+                                            **payload)
+                if self.budget is not None and elapsed >= wall:  # stopped by its own timer: whose limit was it?
+                    self.budget.settle(cut=wall < self.cell_timeout)
             except (OutOfTime, MachineOutOfTime):
                 self.kill()
                 raise
@@ -140,32 +146,42 @@ class WorkerSession:
             self.kill()
             raise WorkerFailure("the Python process running it died") from None
 
-    def _send(self, op: str, timeout: float, fds=(), regions=(), **payload) -> tuple[dict, float]:
-        return self._exchange(request(op, regions, **payload), op, timeout, fds, regions)
+    def _send(self, op: str, timeout: float, fds=(), regions=(), program_limit: float | None = None,
+              **payload) -> tuple[dict, float]:
+        return self._exchange(request(op, regions, **payload), op, timeout, fds, regions,
+                              program_limit=program_limit)
 
-    def _await_reply(self, sock: socket.socket, timeout: float, cpu_from: float) -> None:
+    def _await_reply(self, sock: socket.socket, timeout: float, cpu_from: float, program_limit: float | None = None,
+                     began: Mark | None = None) -> None:
         """Wait until the child's reply starts to arrive. ``timeout`` is the child's CPU time: on a busy machine a
         child that computes slowly is waited for until it has spent ``timeout`` on the CPU (up to
         ``BUSY_WAIT`` times ``timeout`` of wall time), so a deadline says something of the code, not of the
         machine's load; a child that makes no progress on the CPU for ``STILL`` seconds past ``timeout`` (stopped,
-        asleep, or blocked) has missed it; ``cpu_from``: the child's CPU clock before the request was sent. Raises
-        TimeoutError when the deadline has passed."""
+        asleep, or blocked) has missed it; ``cpu_from``: the child's CPU clock before the request was sent.
+        ``program_limit``: the child's own time (``ProgramClock``, from ``began``) it may spend on it, what is left of
+        the notebook's budget, read every ``SLICE`` once that much wall time passed. Raises TimeoutError when the
+        deadline has passed."""
         start = time.monotonic()
         wall_deadline, hard = start + timeout, start + max(BUSY_WAIT * timeout, timeout + STILL)
         if self.budget is not None:  # the notebook's wall-clock cap bounds every wait
-            hard = min(hard, max(wall_deadline, self.budget.wall_deadline))
-        clock = self.clock
+            hard = min(hard, max(wall_deadline, start + self.budget.wall_left))
+        clock, program = self.clock, self.program
+        watch = start + program_limit if program_limit is not None and began is not None and program else None
         last_cpu, last_progress = None, start
         while True:
             now = time.monotonic()
             end = wall_deadline if clock is None else hard
             if now >= end:
                 raise TimeoutError
-            # until the deadline, one wait; past it (a clock to read), a look at the CPU clock every SLICE
-            wait = wall_deadline - now if now < wall_deadline else min(SLICE, end - now)
+            # until the deadline (or the budget's watch), one wait; past it, a look at the clocks every SLICE
+            first = wall_deadline if watch is None else min(wall_deadline, watch)
+            wait = first - now if now < first else min(SLICE, end - now)
             ready, _, _ = select.select([sock], [], [], wait)
             if ready:
                 return
+            if watch is not None and program is not None and began is not None and time.monotonic() >= watch:
+                if ProgramClock.between(began, program.mark())[0] >= (program_limit or 0.0):
+                    raise TimeoutError  # the child's own time passed what was left of the notebook's budget
             if clock is None or time.monotonic() < wall_deadline:
                 continue
             try:
@@ -180,7 +196,7 @@ class WorkerSession:
                 raise TimeoutError  # no progress on the CPU: stopped, asleep or blocked
 
     def _exchange(self, message: bytes | SealedMessage, op: Op | str, timeout: float, fds=(), regions=(),
-                  cpu_from: float | None = None) -> tuple[dict, float]:
+                  cpu_from: float | None = None, program_limit: float | None = None) -> tuple[dict, float]:
         sock = self.sock
         assert sock is not None, "requests go to a started child (start or request spawns it first)"
         start = time.perf_counter()
@@ -192,7 +208,7 @@ class WorkerSession:
                     send_sealed(sock, message, timeout=timeout)
                 else:
                     send_frame(sock, message, fds, timeout=timeout)
-                self._await_reply(sock, timeout, sent_at)
+                self._await_reply(sock, timeout, sent_at, program_limit, began)
                 data = recv_frame(sock, time.monotonic() + max(timeout, STILL), MAX_REPLY_BYTES)
                 elapsed = time.perf_counter() - start
             finally:  # once per request, however it ended, and before a kill (a dead process's queue is unreadable)
@@ -218,8 +234,9 @@ class WorkerSession:
     def _charge(self, began: Mark | None) -> None:
         """Charge the notebook's budget with the program's time since ``began`` (once per request)."""
         if self.budget is not None and self.program is not None and began is not None:
-            seconds, exact = ProgramClock.between(began, self.program.mark())
-            self.budget.charge(seconds, exact)
+            now = self.program.mark()
+            seconds, exact = ProgramClock.between(began, now)
+            self.budget.charge(seconds, exact, now.wall - began.wall)
 
     def _read_clock(self) -> float:
         try:
