@@ -129,3 +129,24 @@ def test_a_jail_that_cannot_start_is_still_not_graded_under_a_budget(broadcastin
         got = grade_submission(broadcasting, cells, run=run, notebook_timeout=BUDGET, only=["pairwise_sq_dists"])
     for v in got["pairwise_sq_dists"].values():
         assert v.status is Status.NOT_GRADED and v.reason is Reason.COULD_NOT_START, v
+
+
+def test_a_request_that_starts_its_child_is_cut_to_what_the_loading_left():
+    """A fresh child (as "fast" forks one) loads its cells inside a request: what the loading spent is taken off that
+    request's limit, so a call that sleeps past it ends at what was left of the budget, as the program's doing."""
+    import torch
+
+    from graders.sandbox.budget import NotebookBudget, OutOfTime
+    from graders.sandbox.protocol import Op, request
+    from graders.sandbox.session import Limits, WorkerSession
+    cells = [("slow", SLEEP.format(i=0)), ("answer", "import time\ndef idle(a):\n    time.sleep(30)\n    return a + K0\n")]
+    budget = NotebookBudget(2.0)
+    with Template(Limits()) as template:
+        template.start()  # the jail's start is the machine's, outside the measure
+        worker = WorkerSession(cells, template=template, budget=budget)
+        started = time.monotonic()
+        with pytest.raises(OutOfTime):
+            worker.timed_request(request(Op.BENCH, name="idle", calls=[((torch.ones(1),), {})], which=[0]), 10.0)
+        took = time.monotonic() - started
+        worker.close()
+    assert budget.spent >= 2.0 and took < 1.5 + 1.0 + 2.0 + 2.0, took  # loads, what was left (+grace), STILL, slack

@@ -23,7 +23,8 @@ from __future__ import annotations
 import select
 import socket
 import time
-from typing import Sequence
+from contextlib import contextmanager
+from typing import Iterator, Sequence
 
 from graders.sandbox.budget import MIN_LIMIT, MachineOutOfTime, NotebookBudget, OutOfTime
 from graders.sandbox.clock import ClockUnavailable, CpuClock, Mark, ProgramClock, recv_hello
@@ -126,25 +127,46 @@ class WorkerSession:
         """Send one operation (an ``Op``); return (reply, seconds from send to full reply), the reply one of its
         op's types (``protocol.read_reply``). ``fds``/``regions``: shared argument memory
         (``graders.sandbox.shared``), passed to the child and used to read the reply."""
-        if not self.alive:
-            self.start()
-        return self._send(op, timeout, fds, regions, **payload)
+        timeout, cut = self._started(timeout)
+        with self._settled(cut):
+            return self._send(op, timeout, fds, regions, **payload)
 
     def timed_request(self, message: SealedMessage, timeout: float) -> tuple[dict, float]:
         """Send a ``bench`` request already encoded (``protocol.request(Op.BENCH, ...)``) and sealed in a memfd
         (``graders.sandbox.sealed``: the same inputs sent to two workers are encoded once, and no socket copy of
         them falls inside the window); return (reply, seconds of the child's CPU time from before the send to after
         the whole reply). ``timeout`` is wall time: a deadline, never the measure."""
-        if not self.alive:
-            self.start()
+        timeout, cut = self._started(timeout)
         assert self.clock is not None, "a started child has its clock"
         try:
             before = self.clock.read()
-            reply, _ = self._exchange(message, Op.BENCH, timeout, cpu_from=before)
+            with self._settled(cut):
+                reply, _ = self._exchange(message, Op.BENCH, timeout, cpu_from=before)
             return reply, self.clock.read() - before
         except ClockUnavailable:
             self.kill()
             raise WorkerFailure("the Python process running it died") from None
+
+    def _started(self, timeout: float) -> tuple[float, bool]:
+        """Start the child if it is not running; a start (its loads) spends the notebook's budget, so the request's
+        ``timeout`` is cut again to what is left: (the timeout, whether this cut it)."""
+        if self.alive:
+            return timeout, False
+        self.start()
+        if self.budget is None:
+            return timeout, False
+        limit = self.budget.limit(timeout)
+        return limit, limit < timeout
+
+    @contextmanager
+    def _settled(self, cut: bool) -> Iterator[None]:
+        """A deadline of a request whose timeout ``_started`` cut is the budget's (``NotebookBudget.settle``)."""
+        try:
+            yield
+        except Deadline:
+            if cut and self.budget is not None:
+                self.budget.settle(cut=True)
+            raise
 
     def _send(self, op: str, timeout: float, fds=(), regions=(), program_limit: float | None = None,
               **payload) -> tuple[dict, float]:
