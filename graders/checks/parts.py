@@ -11,7 +11,6 @@ returns outputs. The parts live in graders.checks.correct, .vectorized and
 """
 from __future__ import annotations
 
-import time
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -22,10 +21,11 @@ from graders.checks.fast import fast
 from graders.checks.finding import STATE
 from graders.checks.static import Submission
 from graders.checks.vectorized import vectorized
-from graders.checks.vocabulary import Disrupted, OutOfTime, Timeouts, Verdict
+from graders.checks.vocabulary import Disrupted, MachineOutOfTime, OutOfTime, Timeouts, Verdict, disruption
 from graders.model.exercise import Exercise
 from graders.model.verdict import GATED_MESSAGE as GATED
-from graders.model.verdict import PARTS, Reason, failed, gated, not_graded
+from graders.model.verdict import PARTS, Reason, failed, gated
+from graders.sandbox.budget import NotebookBudget
 from graders.sandbox.processes import Deadline
 from graders.sandbox.session import WorkerSession
 
@@ -37,24 +37,28 @@ class ExerciseChecks:
 
     ``student`` runs this exercise's program only; ``reference`` (a ``graders.checks.reference.Reference``)
     times the course's code; ``run`` (a ``GradingRun``) holds what is measured once per grading run;
-    ``deadline`` (time.monotonic()) is the notebook's budget.
+    ``notebook_budget`` (graders.sandbox.budget) is the notebook's time budget, the one ``student`` charges.
     """
 
+    notebook_budget: NotebookBudget | None = None  # none: no budget (also for checks made without __init__)
+
     def __init__(self, ex: Exercise, student: WorkerSession, reference, submission: Submission, seed: int = 0,
-                 timeouts: Timeouts = Timeouts(), run=None, deadline: float | None = None):
+                 timeouts: Timeouts = Timeouts(), run=None, notebook_budget: NotebookBudget | None = None):
         self.ex, self.student, self.reference = ex, student, reference
         self.submission = submission
         self.gen = torch.Generator().manual_seed(seed)
         self.timeouts = timeouts
-        self.run_state, self.deadline = run, deadline
+        self.run_state, self.notebook_budget = run, notebook_budget
 
     def run(self) -> dict[str, Verdict]:
         """The three verdicts; all three ``not_graded`` when a process was disrupted (graders.model.verdict): a
-        verdict is a property of the program, and a disrupted run observed something else."""
+        verdict is a property of the program, and a disrupted run observed something else. A part the notebook's
+        budget ended is ``Disrupted.verdict``'s: failed ``out_of_time`` when the notebook's code spent it (and so is
+        every part after it: the budget is spent), not graded when the machine did."""
         try:
             first = self.correct()
         except Disrupted as exc:
-            return {p: not_graded(p, exc.reason, str(exc)) for p in PARTS}
+            return {p: exc.verdict(p) for p in PARTS}
         if not first.passed:
             return {"correct": first, "vectorized": gated("vectorized"), "fast": gated("fast")}
         verdicts = {"correct": first}
@@ -62,30 +66,32 @@ class ExerciseChecks:
             try:
                 verdicts[part] = check()
             except Disrupted as exc:
-                verdicts[part] = not_graded(part, exc.reason, str(exc))
+                verdicts[part] = exc.verdict(part)
         return verdicts
 
     def budget(self, seconds: float) -> float:
-        """``seconds``, cut to what is left of the notebook's budget."""
-        if self.deadline is None:
+        """``seconds``, cut to what is left of the notebook's budget (``NotebookBudget.limit``); ``Disrupted`` with
+        ``Reason.OUT_OF_TIME`` when the notebook's code has spent it, ``Reason.BUDGET`` when the machine's wall
+        clock passed its cap first."""
+        if self.notebook_budget is None:
             return seconds
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise Disrupted(Reason.BUDGET, "was not graded: the notebook's time budget ran out")
-        return min(seconds, left)
+        try:
+            return self.notebook_budget.limit(seconds)
+        except (OutOfTime, MachineOutOfTime) as exc:
+            raise disruption(exc) from None
 
     @contextmanager
     def budgeted(self, seconds: float) -> Iterator[float]:
-        """The limit of one request of ``seconds``: ``budget(seconds)``. A deadline it misses only because the budget
-        cut it is the budget's, not the answer's: ``OutOfTime`` (a disruption, ``Reason.BUDGET``: never a failed
-        part, never shared), whatever else the notebook spent the budget on."""
+        """The limit of one request of ``seconds``: ``budget(seconds)``. A deadline it misses because the budget cut
+        it is the budget's, not the answer's (``NotebookBudget.settle``): ``OutOfTime`` when the notebook's code
+        spent the budget (the part fails ``out_of_time``, never shared), ``MachineOutOfTime`` when the machine's
+        load kept the code from what was left (not graded); never a failed "too slow" or "hang"."""
         limit = self.budget(seconds)
         try:
             yield limit
         except Deadline:
-            if limit < seconds:
-                raise OutOfTime(f"the notebook's time budget ran out after {limit:.3g} s of a request allowed "
-                                f"{seconds:.3g} s") from None
+            if self.notebook_budget is not None:
+                self.notebook_budget.settle(cut=limit < seconds)
             raise
 
     def correct(self) -> Verdict:

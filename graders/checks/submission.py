@@ -23,7 +23,6 @@ import inspect
 import json
 import secrets
 import socket
-import time
 import zlib
 from collections.abc import Collection
 
@@ -38,7 +37,8 @@ from graders.checks.vocabulary import Timeouts, Verdict
 from graders.model.exercise import Assignment, Exercise
 from graders.model.fingerprint import fingerprint, grader_fingerprint
 from graders.model.store import Store, VerdictStore
-from graders.model.verdict import Reason, all_parts, disrupted, not_graded, own_doing
+from graders.model.verdict import Reason, Status, all_parts, disrupted, failed, not_graded, own_doing
+from graders.sandbox.budget import MachineOutOfTime, NotebookBudget, OutOfTime
 from graders.sandbox.session import ForkServer, Limits, Template, WorkerFailure, WorkerSession
 
 _DIGESTS: dict[int, tuple[Assignment, str]] = {}
@@ -197,14 +197,17 @@ class GradingRun:
         died, missed a deadline, was stopped; graders.model.verdict) is graded again, once, in another fresh
         jail: if the same happens there it is the program's own doing, else the clean verdicts stand.
 
-        ``sandbox`` confines the student's templates (and so every child); ``notebook_timeout`` bounds the whole
-        notebook's grading: exercises past it are not graded. ``known``: verdicts the coordinator already has
+        ``sandbox`` confines the student's templates (and so every child); ``notebook_timeout`` is the notebook's
+        time budget (graders.sandbox.budget): the seconds the notebook's own code may run, loading and answering,
+        over all its exercises. The parts it did not reach before its code spent them fail ``out_of_time`` (never
+        shared or kept); the machine's load that kept it from them (past a wall-clock cap) leaves them not graded.
+        ``known``: verdicts the coordinator already has
         for these exercises' programs (another job of the run computed them); ``defer``: exercises another job
         is computing now (their verdicts here are ``deferred`` placeholders, which the coordinator replaces);
         ``modules``: the submission's own modules beside the notebook (name -> source,
         graders.checks.own_modules).
         """
-        deadline = None if notebook_timeout is None else time.monotonic() + notebook_timeout
+        budget = None if notebook_timeout is None else NotebookBudget(notebook_timeout)
         submission = Submission(cells, modules)
         exercises = [ex for ex in assignment.exercises if only is None or ex.name in only]
         salt = self.salt(assignment, limits or self.limits, timeouts, sandbox)
@@ -223,11 +226,10 @@ class GradingRun:
         try:
             for i, ex in enumerate(todo):
                 more = i + 1 < len(todo)
-                verdicts = self._grade_exercise(ex, submission, limits, sandbox, reference, timeouts, deadline, more)
+                verdicts = self._grade_exercise(ex, submission, limits, sandbox, reference, timeouts, budget, more)
                 if disrupted(verdicts) is not None:
-                    again = self._grade_exercise(ex, submission, limits, sandbox, reference, timeouts, deadline,
-                                                 more)
-                    verdicts = own_doing(again) if disrupted(again) is not None else again
+                    again = self._grade_exercise(ex, submission, limits, sandbox, reference, timeouts, budget, more)
+                    verdicts = kept_in_time(verdicts, own_doing(again) if disrupted(again) is not None else again)
                 key = self.keys[ex.name]
                 results[ex.name] = {p: dataclasses.replace(v, key=key) for p, v in verdicts.items()}
                 if self.verdicts.put(key, results[ex.name]):  # only what the program earned is shared
@@ -240,15 +242,20 @@ class GradingRun:
         """What else a verdict depends on besides the program: the run's seed, the definitions, the limits."""
         return verdict_salt(self.seed, assignment, limits, timeouts, sandbox is not None and sandbox.check())
 
-    def _grade_exercise(self, ex, submission, limits, sandbox, reference, timeouts, deadline,
+    def _grade_exercise(self, ex, submission, limits, sandbox, reference, timeouts, budget: NotebookBudget | None,
                         more: bool = False) -> dict[str, Verdict]:
         """One exercise in a jail of its own: a fresh template, ended (with everything in its jail) afterwards.
 
         The template is the spare begun beside the previous exercise of this notebook, if any (a jail that has run
         nothing yet, made for this notebook's limits and sandbox); ``more``: another exercise follows, whose
-        template is begun now, so that its jail's setup goes on while this exercise is graded."""
-        if deadline is not None and time.monotonic() >= deadline:
-            return all_parts(not_graded, Reason.BUDGET, "not graded: the notebook's time budget ran out")
+        template is begun now, so that its jail's setup goes on while this exercise is graded. ``budget``: the
+        notebook's time budget, charged by the exercise's processes: spent by the notebook's code, every part
+        fails ``out_of_time``; the machine's wall-clock cap passed first, none is graded (``Reason.BUDGET``)."""
+        if budget is not None:
+            try:
+                budget.left()
+            except (OutOfTime, MachineOutOfTime) as exc:
+                return out_of_budget(exc)
         template, self._spare = self._spare or Template(limits or self.limits, sandbox, self.server), None
         with template:
             try:
@@ -260,13 +267,15 @@ class GradingRun:
                 self._spare = Template(limits or self.limits, sandbox, self.server)
                 self._spare.begin()
             with WorkerSession(submission.program_for(ex.name), template=template, cell_timeout=timeouts.cell,
-                               modules=submission.modules_for(ex.name)) as student:
+                               modules=submission.modules_for(ex.name), budget=budget) as student:
                 try:
                     student.start()
+                except (OutOfTime, MachineOutOfTime) as exc:
+                    return out_of_budget(exc)
                 except WorkerFailure as exc:
                     return all_parts(not_graded, Reason.KILLED, f"the code of `{ex.name}` could not run: {exc}")
                 checks = ExerciseChecks(ex, student, reference, submission, exercise_seed(self.seed, ex.name),
-                                        timeouts, run=self, deadline=deadline)
+                                        timeouts, run=self, notebook_budget=budget)
                 return with_load_errors(checks.run(), ex.name, student.load_errors)
 
     def __deepcopy__(self, memo):
@@ -290,6 +299,23 @@ class GradingRun:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def out_of_budget(exc: OutOfTime | MachineOutOfTime) -> dict[str, Verdict]:
+    """Every part of an exercise the notebook's budget ended before it began: failed ``out_of_time`` when the
+    notebook's code spent the budget (its own doing, a 0 never shared), not graded ``budget`` when the machine's
+    load kept it from its time."""
+    if isinstance(exc, OutOfTime):
+        return all_parts(failed, Reason.OUT_OF_TIME, str(exc))
+    return all_parts(not_graded, Reason.BUDGET, str(exc))
+
+
+def kept_in_time(first: dict[str, Verdict], again: dict[str, Verdict]) -> dict[str, Verdict]:
+    """The verdicts of an exercise graded again after a disruption (``again``), but for a part the first grading
+    decided that the second could not decide because the notebook's code had spent its budget by then: the first's
+    verdict, which was earned in time, stands."""
+    return {p: first[p] if v.reason is Reason.OUT_OF_TIME and first[p].status is not Status.NOT_GRADED else v
+            for p, v in again.items()}
 
 
 def with_load_errors(verdicts: dict[str, Verdict], name: str, errors: list[str]) -> dict[str, Verdict]:

@@ -9,34 +9,40 @@ import torch
 
 from graders.checks.timeouts import Timeouts
 from graders.model.errors import VecgradeError
-from graders.model.verdict import Reason, Verdict
+from graders.model.verdict import Reason, Status, Verdict, failed, not_graded
+from graders.sandbox.budget import MachineOutOfTime, OutOfTime
 from graders.sandbox.session import Deadline, WorkerFailure
 
-__all__ = ["Disrupted", "OutOfTime", "StudentError", "Timeouts", "Verdict", "answer", "clone_args", "disruption",
-           "param_names"]
+__all__ = ["Disrupted", "MachineOutOfTime", "OutOfTime", "StudentError", "Timeouts", "Verdict", "answer", "clone_args",
+           "disruption", "param_names"]
 
 
 class StudentError(VecgradeError):
     """The student's function raised, or returned what is refused; the message is shown to the student."""
 
 
-class OutOfTime(WorkerFailure):
-    """The notebook's wall-clock budget is spent."""
-
-
 class Disrupted(VecgradeError):
     """The process running the student's code died, missed a deadline or could not start: no verdict was decided
-    (``reason`` says which; graders.model.verdict). The exercise is graded again in a fresh jail."""
+    (``reason`` says which; graders.model.verdict), and the exercise is graded again in a fresh jail when the
+    reason is a disruption. Or the notebook's time budget ended the part: ``Reason.OUT_OF_TIME`` (the notebook's
+    code spent it: the part, and every part after it, fails; ``verdict``) or ``Reason.BUDGET`` (the machine's
+    load did: not graded)."""
 
     def __init__(self, reason: Reason, message: str):
         super().__init__(message)
         self.reason = reason
 
+    def verdict(self, part: str) -> Verdict:
+        """What it makes of ``part``: failed when the program spent the budget, else not graded."""
+        if self.reason.status is Status.FAILED:
+            return failed(part, self.reason, str(self))
+        return not_graded(part, self.reason, str(self))
+
 
 def disruption(exc: WorkerFailure, doing: str = "") -> Disrupted:
     """The ``Disrupted`` a failure of the student's process stands for; ``doing``: what it was doing then."""
-    reason = Reason.BUDGET if isinstance(exc, OutOfTime) else Reason.DEADLINE if isinstance(exc, Deadline) \
-        else Reason.KILLED
+    reason = Reason.OUT_OF_TIME if isinstance(exc, OutOfTime) else Reason.BUDGET \
+        if isinstance(exc, MachineOutOfTime) else Reason.DEADLINE if isinstance(exc, Deadline) else Reason.KILLED
     return Disrupted(reason, f"{exc}{doing}")
 
 

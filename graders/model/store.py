@@ -2,8 +2,10 @@
 
 A key (graders.checks.identity.program_key, salted with the run's seed, the definitions' fingerprint and the
 grading settings) names everything a verdict depends on. ``put`` takes a program's verdicts only when every part
-was decided (passed or failed) from a clean observation (graders.model.verdict.settled): a run that was disrupted,
-or could not grade, is never shared with another student and never kept.
+was decided (passed or failed) from a clean observation of the program alone (graders.model.verdict.settled, one
+rule: ``Reason.shared``): a run that was disrupted, or could not grade, and a part failed ``out_of_time`` (the
+notebook's code used up the notebook's time budget, which depends on its other exercises too) are never shared with
+another student and never kept.
 
 ``VerdictStore`` lives in memory for one grading run (``GradingRun``), one class's grading (``Engine``) or
 the service's life; ``fresh`` drains what was put since the last call, which the service's ledger keeps across

@@ -3,7 +3,9 @@
 A verdict is a property of the program, or it is no verdict:
 
 - ``passed`` and ``failed`` are decided from a clean observation of the program (its process started, ran
-  and answered in a jail nothing else ran in). Only these may be shared between students and kept.
+  and answered in a jail nothing else ran in). Only these may be shared between students and kept, but for
+  ``out_of_time``: the notebook's own code used up the notebook's time budget (graders.sandbox.budget), a
+  failure of this submission that depends on its other exercises too, so it is recorded and never shared.
 - ``not_graded`` says the run was disrupted (a process that died, could not start, was stopped, ran past a
   deadline, a jail something unexpected ran in) or the grader could not grade at all. It is never shared,
   never kept and never written as a mark: the submission is graded again cleanly, and where that is not
@@ -26,37 +28,36 @@ class Status(str, Enum):
 
 
 class Reason(str, Enum):
-    """Why a verdict is what it is; the first group passes, the second fails, the third is no verdict."""
+    """Why a verdict is what it is: a code of one of three groups (``Reason.status``: passed, failed, not graded),
+    each with its one-line meaning (``Reason.meaning``; docs/grading.md lists them from ``table()``)."""
 
-    # passed
     OK = "ok"
-    # failed: decided from a clean observation of the program
-    WRONG_VALUE = "wrong_value"          # an output differs from the reference (shape, dtype or value)
-    RAISED = "raised"                    # the function raised, or returned something refused
-    NOT_WRITTEN = "not_written"          # still the stub (NotImplementedError)
-    NOT_DEFINED = "not_defined"          # no function of that name, or not a plain ``def``
-    MODIFIED_INPUT = "modified_input"    # wrote into an input, or did not change it in place when required
-    NOT_A_VIEW = "not_a_view"            # returned a copy where a view was required
-    HANG = "hang"                        # never returned, again in a clean jail
-    CRASHED = "crashed"                  # its process died, again in a clean jail
-    PYTHON_LOOP = "python_loop"          # static findings: Python-level iteration, forbidden calls, form
-    OUTSIDE_SUBSET = "outside_subset"    # code outside the checked subset (its timing cannot be trusted)
-    KEEPS_STATE = "keeps_state"          # writes state that outlives a call (a memo): not timed on its compute
-    GROWS = "grows"                      # the ATen ops or Python lines grow with the input
-    FORBIDDEN_OP = "forbidden_op"        # dispatched a forbidden ATen op
-    THREADS = "threads"                  # started a thread while being counted
-    TOO_SLOW = "too_slow"                # the speedup or the factor over the reference misses the bar
-    GATED = "gated"                      # not graded until the answer is correct (scores 0, like a failure)
-    # not graded: an accident of the run or a fault of the grading machine
-    COULD_NOT_START = "could_not_start"  # a process or jail that could not be started
-    KILLED = "killed"                    # a process that died while being graded
-    STOPPED = "stopped"                  # a process the machine kept from running (no CPU while it waited)
-    DEADLINE = "deadline"                # a process that missed its deadline
-    JAIL_DISTURBED = "jail_disturbed"    # something unexpected ran in its jail
-    BUDGET = "budget"                    # the notebook's time budget ran out
-    REFUSED = "refused"                  # the submission was refused before any code ran
-    DEFERRED = "deferred"                # graded elsewhere in this run (a placeholder the coordinator replaces)
-    INTERNAL = "internal"                # the grader itself failed
+    WRONG_VALUE = "wrong_value"
+    RAISED = "raised"
+    NOT_WRITTEN = "not_written"
+    NOT_DEFINED = "not_defined"
+    MODIFIED_INPUT = "modified_input"
+    NOT_A_VIEW = "not_a_view"
+    HANG = "hang"
+    CRASHED = "crashed"
+    PYTHON_LOOP = "python_loop"
+    OUTSIDE_SUBSET = "outside_subset"
+    KEEPS_STATE = "keeps_state"
+    GROWS = "grows"
+    FORBIDDEN_OP = "forbidden_op"
+    THREADS = "threads"
+    TOO_SLOW = "too_slow"
+    GATED = "gated"
+    OUT_OF_TIME = "out_of_time"
+    COULD_NOT_START = "could_not_start"
+    KILLED = "killed"
+    STOPPED = "stopped"
+    DEADLINE = "deadline"
+    JAIL_DISTURBED = "jail_disturbed"
+    BUDGET = "budget"
+    REFUSED = "refused"
+    DEFERRED = "deferred"
+    INTERNAL = "internal"
 
     @property
     def disruption(self) -> bool:
@@ -64,11 +65,79 @@ class Reason(str, Enum):
         own doing (``settled``)."""
         return self in DISRUPTIONS
 
+    @property
+    def status(self) -> Status:
+        """The status a verdict with this reason has: ``ok`` passes, a failure fails, the rest is no verdict."""
+        return _MEANINGS[self][0]
+
+    @property
+    def meaning(self) -> str:
+        """One line: when a verdict has this reason."""
+        return _MEANINGS[self][1]
+
+    @property
+    def shared(self) -> bool:
+        """Whether a verdict with this reason says something of the program alone, so that it may be shared with
+        another student who wrote the same program and kept (graders.model.store): every passed and failed reason
+        but ``out_of_time``, which depends on what the rest of the notebook spent (recorded for this submission,
+        never shared or kept); no ``not_graded`` one."""
+        return self.status is not Status.NOT_GRADED and self not in NOT_SHARED
+
+
+_P, _F, _N = Status.PASSED, Status.FAILED, Status.NOT_GRADED
+# the one source of each code's group and meaning (the docs' table of reason codes, ``table()``)
+_MEANINGS: dict[Reason, tuple[Status, str]] = {
+    Reason.OK: (_P, "the part passed"),
+    # failed: decided from a clean observation of the program
+    Reason.WRONG_VALUE: (_F, "an output differs from the reference (shape, dtype or value)"),
+    Reason.RAISED: (_F, "the function raised, or returned something refused"),
+    Reason.NOT_WRITTEN: (_F, "still the stub (`NotImplementedError`)"),
+    Reason.NOT_DEFINED: (_F, "no function of that name, or not a plain `def`"),
+    Reason.MODIFIED_INPUT: (_F, "wrote into an input, or did not change it in place when required"),
+    Reason.NOT_A_VIEW: (_F, "returned a copy where a view was required"),
+    Reason.HANG: (_F, "never returned, again in a clean jail"),
+    Reason.CRASHED: (_F, "its process died, again in a clean jail"),
+    Reason.PYTHON_LOOP: (_F, "static findings: Python-level iteration, forbidden calls, form"),
+    Reason.OUTSIDE_SUBSET: (_F, "code outside the checked subset (its timing cannot be trusted)"),
+    Reason.KEEPS_STATE: (_F, "writes state that outlives a call (a memo): not timed on its compute"),
+    Reason.GROWS: (_F, "the ATen ops or Python lines grow with the input"),
+    Reason.FORBIDDEN_OP: (_F, "dispatched a forbidden ATen op"),
+    Reason.THREADS: (_F, "started a thread while being counted"),
+    Reason.TOO_SLOW: (_F, "the speedup or the factor over the reference misses the bar"),
+    Reason.GATED: (_F, "not graded until the answer is correct (scores 0, like a failure)"),
+    Reason.OUT_OF_TIME: (_F, "the notebook's own code (loading, calls, counts and timed requests of every exercise) "
+                             "used up the notebook's time budget before this part was decided: a 0 for this "
+                             "submission, never shared or kept"),
+    # not graded: an accident of the run or a fault of the grading machine
+    Reason.COULD_NOT_START: (_N, "a process or jail that could not be started"),
+    Reason.KILLED: (_N, "a process that died while being graded"),
+    Reason.STOPPED: (_N, "a process the machine kept from running (no CPU while it waited)"),
+    Reason.DEADLINE: (_N, "a process that missed its deadline (graded again in a fresh jail)"),
+    Reason.JAIL_DISTURBED: (_N, "something unexpected ran in its jail"),
+    Reason.BUDGET: (_N, "the grading machine's time ran out: its load kept the notebook's code from the time its "
+                        "budget allows (the wall-clock cap, or a request its load cut short)"),
+    Reason.REFUSED: (_N, "the submission was refused before any code ran"),
+    Reason.DEFERRED: (_N, "graded elsewhere in this run (a placeholder the coordinator replaces)"),
+    Reason.INTERNAL: (_N, "the grader itself failed"),
+}
+assert set(_MEANINGS) == set(Reason), "every reason has its group and meaning"
 
 DISRUPTIONS = frozenset({Reason.KILLED, Reason.DEADLINE, Reason.JAIL_DISTURBED, Reason.STOPPED})
+# decided verdicts that depend on more than the program: recorded for the submission, never shared nor kept
+NOT_SHARED = frozenset({Reason.OUT_OF_TIME})
 # what a disruption that happens again in a clean, isolated jail says of the program; a stopped process (the
 # machine gave it no CPU) or one that could not start says nothing of it and stays not graded
 OWN_DOING = {Reason.KILLED: Reason.CRASHED, Reason.DEADLINE: Reason.HANG, Reason.JAIL_DISTURBED: Reason.CRASHED}
+
+STATUS_WORDS = {Status.PASSED: "passed", Status.FAILED: "failed", Status.NOT_GRADED: "not graded"}
+
+
+def table() -> str:
+    """The reason codes as a Markdown table, for the docs (docs/hooks.py): code, verdict, meaning, shared."""
+    rows = [f"| `{r.value}` | {STATUS_WORDS[r.status]} | {'yes' if r.shared else 'no'} | {r.meaning} |"
+            for r in Reason]
+    return "\n".join(["| reason | verdict | shared and kept | meaning |", "|---|---|---|---|", *rows])
+
 
 PARTS = ("correct", "vectorized", "fast")
 ERROR_NAMES = {"correct": "Incorrect", "vectorized": "NotVectorized", "fast": "TooSlow"}
@@ -91,8 +160,13 @@ class Verdict:
 
     @property
     def graded(self) -> bool:
-        """A decided verdict (passed or failed), fit to share and keep."""
+        """A decided verdict (passed or failed): recorded as a mark."""
         return self.status is not Status.NOT_GRADED
+
+    @property
+    def shared(self) -> bool:
+        """A decided verdict that says something of the program alone (``Reason.shared``): fit to share and keep."""
+        return self.graded and self.reason.shared
 
     def to_json(self) -> dict[str, Any]:
         return {"part": self.part, "status": self.status.value, "reason": self.reason.value,
@@ -117,7 +191,7 @@ def passed(part: str, message: str, figures: dict | None = None) -> Verdict:
 
 
 def failed(part: str, reason: Reason, message: str, figures: dict | None = None) -> Verdict:
-    assert not reason.disruption and reason is not Reason.OK, f"{reason} is not a failure"
+    assert reason.status is Status.FAILED, f"{reason} is not a failure"
     return Verdict(part, Status.FAILED, reason, message, dict(figures or {}))
 
 
@@ -138,8 +212,9 @@ def gated(part: str) -> Verdict:
 
 
 def settled(verdicts: dict[str, Verdict]) -> bool:
-    """Every part decided (passed or failed): such verdicts may be shared and kept."""
-    return bool(verdicts) and all(v.graded for v in verdicts.values())
+    """Every part decided (passed or failed) by the program alone (``Verdict.shared``): such verdicts, and only
+    these, may be shared and kept (an ``out_of_time`` part depends on the rest of the notebook)."""
+    return bool(verdicts) and all(v.shared for v in verdicts.values())
 
 
 def disrupted(verdicts: dict[str, Verdict]) -> Reason | None:
