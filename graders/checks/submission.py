@@ -24,7 +24,6 @@ import json
 import secrets
 import socket
 import zlib
-from collections.abc import Collection
 
 import torch
 
@@ -66,13 +65,6 @@ def definitions_digest(assignment: Assignment) -> str:
     digest = fingerprint(parts)
     _DIGESTS[id(assignment)] = (assignment, digest)
     return digest
-
-
-DEFERRED = "graded with the same program elsewhere in this run"  # a placeholder the coordinator replaces
-
-
-def deferred() -> dict[str, Verdict]:
-    return all_parts(not_graded, Reason.DEFERRED, DEFERRED)
 
 
 def verdict_salt(seed: int, assignment: Assignment, limits: Limits, timeouts: Timeouts, confined: bool) -> str:
@@ -188,8 +180,8 @@ class GradingRun:
 
     def grade(self, assignment: Assignment, cells: list[tuple[str, str]], limits: Limits | None = None,
               timeouts: Timeouts = Timeouts(), only: list[str] | None = None, sandbox=None,
-              notebook_timeout: float | None = None, known: dict[str, dict[str, Verdict]] | None = None,
-              defer: Collection[str] = (), modules: dict[str, str] | None = None) -> dict[str, dict[str, Verdict]]:
+              notebook_timeout: float | None = None,
+              modules: dict[str, str] | None = None) -> dict[str, dict[str, Verdict]]:
         """Verdicts by exercise name and part for the notebook code ``cells`` (label, source).
 
         Each exercise is judged in a fresh jail of its own (a template forked for it alone and ended with it), so
@@ -201,10 +193,9 @@ class GradingRun:
         time budget (graders.sandbox.budget): the seconds the notebook's own code may run, loading and answering,
         over all its exercises. The parts it did not reach before its code spent them fail ``out_of_time`` (never
         shared or kept); the machine's load that kept it from them (past a wall-clock cap) leaves them not graded.
-        ``known``: verdicts the coordinator already has
-        for these exercises' programs (another job of the run computed them); ``defer``: exercises another job
-        is computing now (their verdicts here are ``deferred`` placeholders, which the coordinator replaces);
-        ``modules``: the submission's own modules beside the notebook (name -> source,
+        A program whose settled verdicts the run's store already holds (by program key: computed in this process,
+        or carried by the grading request, graders.engine.request) gets them again, restated at this student's
+        own cells and lines. ``modules``: the submission's own modules beside the notebook (name -> source,
         graders.checks.own_modules).
         """
         budget = None if notebook_timeout is None else NotebookBudget(notebook_timeout)
@@ -213,12 +204,11 @@ class GradingRun:
         salt = self.salt(assignment, limits or self.limits, timeouts, sandbox)
         self.keys = {ex.name: program_key(submission, ex.name, salt) for ex in exercises}
         self.computed = set()
-        results = {ex.name: deferred() for ex in exercises if ex.name in defer}
-        for ex in exercises:  # what the coordinator knows comes first (the ledger's record, what others were given)
-            kept = (known or {}).get(ex.name) or self.verdicts.get(self.keys[ex.name])
-            if kept is not None and ex.name not in results:
+        results: dict[str, dict[str, Verdict]] = {}
+        for ex in exercises:  # what the run already settled comes first (this process's, the request's)
+            kept = self.verdicts.get(self.keys[ex.name])
+            if kept is not None:
                 results[ex.name] = restated(kept, ex, submission)
-                self.verdicts.put(self.keys[ex.name], kept)
         todo = [ex for ex in exercises if ex.name not in results]
         if not todo:
             return results
@@ -277,10 +267,6 @@ class GradingRun:
                 checks = ExerciseChecks(ex, student, reference, submission, exercise_seed(self.seed, ex.name),
                                         timeouts, run=self, notebook_budget=budget)
                 return with_load_errors(checks.run(), ex.name, student.load_errors)
-
-    def __deepcopy__(self, memo):
-        """A run is a live resource: traitlets deep-copies config values, and every copy must be this run."""
-        return self
 
     def _drop_spare(self) -> None:
         """The spare template no exercise took (the notebook's grading ended) is ended, with its jail."""

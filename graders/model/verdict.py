@@ -56,7 +56,6 @@ class Reason(str, Enum):
     JAIL_DISTURBED = "jail_disturbed"
     BUDGET = "budget"
     REFUSED = "refused"
-    DEFERRED = "deferred"
     INTERNAL = "internal"
 
     @property
@@ -117,7 +116,6 @@ _MEANINGS: dict[Reason, tuple[Status, str]] = {
     Reason.BUDGET: (_N, "the grading machine's time ran out: its load kept the notebook's code from the time its "
                         "budget allows (the wall-clock cap, or a request its load cut short)"),
     Reason.REFUSED: (_N, "the submission was refused before any code ran"),
-    Reason.DEFERRED: (_N, "graded elsewhere in this run (a placeholder the coordinator replaces)"),
     Reason.INTERNAL: (_N, "the grader itself failed"),
 }
 assert set(_MEANINGS) == set(Reason), "every reason has its group and meaning"

@@ -82,7 +82,9 @@ class TrustedVerdicts(NbGraderPreprocessor):
                          help="Seconds to start a worker and run the notebook's cells").tag(config=True)
     cell_timeout = Float(Timeouts.cell,
                          help="Seconds one cell may run while an exercise's program loads").tag(config=True)
-    notebook_timeout = Float(600.0, help="Wall-clock seconds for all verdicts of one notebook").tag(config=True)
+    notebook_timeout = Float(600.0, help="Seconds the notebook's own code may run while its verdicts are decided "
+                                         "(loading, calls, counts and timed requests of every exercise); the "
+                                         "machine's load is not counted (see How grading works)").tag(config=True)
     run = Instance("graders.checks.submission.GradingRun", allow_none=True,
                    help="The grading run (seed, reference workers, loop times, settled verdicts) of this process, "
                         "handed in by the grading job that runs this step (not a setting); None: one per nbgrader "
