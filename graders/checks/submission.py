@@ -94,7 +94,7 @@ def restated(verdicts: dict[str, Verdict], ex: Exercise, submission: Submission)
     found = verdicts["vectorized"]
     if found.passed or "findings" not in found.figures:
         return verdicts
-    findings = submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint)
+    findings = submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint, ex.shape_params)
     if not findings:  # cannot happen for the same program; keep the verdict rather than guess
         return verdicts
     return {**verdicts, "vectorized": dataclasses.replace(found, message=summarize(findings))}

@@ -88,7 +88,7 @@ def _count_args(checks, warm: tuple, args: tuple, kwargs: dict) -> dict:
 
 def vectorized(checks) -> Verdict:
     ex = checks.ex
-    findings = checks.submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint)
+    findings = checks.submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint, ex.shape_params)
     if findings:
         kinds = {f.kind for f in findings}
         reason = Reason.OUTSIDE_SUBSET if OUTSIDE in kinds else Reason.KEEPS_STATE if STATE in kinds \

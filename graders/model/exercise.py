@@ -79,6 +79,11 @@ class Exercise:
       computes a float64 case in float32 is caught by "fast" (``graders.checks.precision``), not here.
     - ``terms(*args)``: the magnitude of the terms a float result is built from (default: of the
       inputs); rounding in proportion to it is allowed, so every sound formulation passes.
+    - ``shape_params``: the parameters that are a shape, sizes, strides or a permutation of a tensor's dimensions
+      with a fixed number of entries at every size (``("shape", "perm")``): a loop over one, ``math.prod``,
+      ``map(int, ...)``, ``len``, or ``.tolist()`` of a tensor made from one is as free as over ``x.shape``
+      (graders.checks.fixed); the task text says so (``shape_note``). A parameter whose length grows with
+      ``sized``'s size is not one.
     - ``python_list``: a version that works on Python lists; it must fail "fast". When
       None, ``validate`` derives one (see ``graders.course.validate.python_list_source``).
     """
@@ -109,6 +114,7 @@ class Exercise:
     half_loop: Callable | None = None
     half_loops: Sequence[Callable] = ()
     python_list: Callable | None = None
+    shape_params: Sequence[str] = ()
     name: str = ""
     signature: str = ""
 
@@ -123,11 +129,28 @@ class Exercise:
         if self.loop.__name__ != f"{derived_name}_loop":
             raise ValueError(f"exercise {derived_name!r}: its loop version is named {self.loop.__name__!r}, "
                              f"expected {derived_name + '_loop'!r}")
+        params = inspect.signature(self.reference).parameters
+        unknown = [p for p in self.shape_params if p not in params]
+        if unknown:
+            raise ValueError(f"exercise {derived_name!r}: shape_params {unknown} are not parameters of {derived!r}")
+        object.__setattr__(self, "shape_params", tuple(self.shape_params))
         object.__setattr__(self, "name", derived_name)
         object.__setattr__(self, "signature", derived)
         if self.half_loop is not None:
             object.__setattr__(self, "half_loops", (self.half_loop, *self.half_loops))
             object.__setattr__(self, "half_loop", None)
+
+    @property
+    def shape_note(self) -> str:
+        """The task text's sentence on ``shape_params`` ("" without any)."""
+        if not self.shape_params:
+            return ""
+        names = " and ".join(f"`{p}`" for p in self.shape_params)
+        return (f"{names} {'has' if len(self.shape_params) == 1 else 'have'} a fixed number of entries, like "
+                "`x.shape`: a loop over "
+                f"{'it' if len(self.shape_params) == 1 else 'them'} (or `math.prod`, `map(int, ...)`, `len`, or "
+                "`.tolist()` of a tensor made from "
+                f"{'it' if len(self.shape_params) == 1 else 'them'}) is not a loop over the data.")
 
     @property
     def loop_name(self) -> str:
