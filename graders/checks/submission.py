@@ -62,7 +62,7 @@ def definitions_digest(assignment: Assignment) -> str:
                 parts[f"{ex.name}.{role}"] = repr(fn)
         parts[f"{ex.name}.settings"] = repr((ex.rtol, ex.atol, ex.forbidden, ex.forbidden_ops, ex.count_sizes,
                                              ex.bench_size, ex.speedup, ex.ref_factor, ex.max_ops, ex.max_lines,
-                                             ex.in_place, ex.must_be_view))
+                                             ex.in_place, ex.must_be_view, tuple(ex.shape_params)))
     digest = fingerprint(parts)
     _DIGESTS[id(assignment)] = (assignment, digest)
     return digest
