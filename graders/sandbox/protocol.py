@@ -117,7 +117,7 @@ class ErrorCode(enum.StrEnum):
 
     RAISED = "raised"            # the student's code raised (the text: its exception, first line)
     NOT_DEFINED = "not_defined"  # no function of the requested name is defined (or it is not callable)
-    UNREADABLE = "unreadable"    # the request itself could not be read (a frame or payload the child refused)
+    UNREADABLE = "unreadable"    # no code: a ``Failed`` reply, a request the child could not read (graders.checks)
 
 
 class Answered(TypedDict):

@@ -37,6 +37,7 @@ from graders.sandbox.exits import ProcessExit
 from graders.sandbox.protocol import (
     HELLO,
     ErrorCode,
+    Failed,
     Killed,
     Op,
     Raised,
@@ -63,10 +64,12 @@ class Undefined(LookupError):
     """No function of the requested name is defined in the child's namespace (``ErrorCode.NOT_DEFINED``)."""
 
 
-def raised(exc: BaseException) -> Raised:
-    """The reply for a request that raised ``exc``: its first line, and its ``ErrorCode``."""
-    code = ErrorCode.NOT_DEFINED if isinstance(exc, Undefined) else ErrorCode.UNREADABLE \
-        if isinstance(exc, WireError) else ErrorCode.RAISED
+def raised(exc: BaseException) -> Raised | Failed:
+    """The reply for a request that raised ``exc``: its first line, and its ``ErrorCode``; a request the child
+    could not read (``WireError``: another op, another version) was not answered, ``Failed``."""
+    if isinstance(exc, WireError):
+        return {"error": _error_text(exc)}
+    code = ErrorCode.NOT_DEFINED if isinstance(exc, Undefined) else ErrorCode.RAISED
     return {"error": _error_text(exc), "code": code}
 
 
