@@ -235,6 +235,7 @@ e.g. by `tensordot`, `F.linear` or `.mH`). `shape` may contain a 0 (then `buffer
     forbidden_ops=("permute", "transpose", "t", "numpy_T", "movedim", "moveaxis", "swapaxes", "swapdims",
                    "adjoint", "einsum"),
     loop_hint="compute every output position's source offset with tensor arithmetic (or build the view) instead",
+    shape_params=("shape", "perm"),  # as many entries as the buffer's dimensions: fixed-size, like `x.shape`
     bench_size=128,
     speedup=8,
 )
@@ -379,6 +380,7 @@ The axis-moving functions listed below are not allowed, and neither is
     forbidden_ops=("permute", "transpose", "t", "numpy_T", "movedim", "moveaxis", "swapaxes", "swapdims",
                    "adjoint", "einsum", "as_strided"),
     loop_hint="give n, c, h and w their own axes and add their offsets with broadcasting instead",
+    shape_params=("shape",),  # four sizes: fixed-size, like `x.shape`
     bench_size=48,
     speedup=10,
     # the meshgrid alternative does three full-size additions where the reference does one: 2.3-2.9x the

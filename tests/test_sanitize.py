@@ -55,3 +55,26 @@ def test_the_feedback_exporter_cleans_student_markdown():
     page, _ = exporter.from_notebook_node(nbformat.from_dict(nb))
     at = page.index("all parts passed")
     assert "output_subarea output_stream" not in page[at - 300:at], page[at - 300:at]
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+def test_a_pasted_image_is_rendered_from_the_cells_attachments():
+    """Issue 38: a markdown cell with a pasted image (an attachment) stopped the whole page ("missing attachment:
+    image.png"). Both ways: the raster image shows as a data URL; an SVG, HTML or a missing attachment does not,
+    and nothing stops the page."""
+    import nbformat
+    from nbconvert import HTMLExporter
+    from nbformat.v4 import new_markdown_cell, new_notebook
+
+    from graders.pipeline.sanitize import SanitizeMarkdown
+    cell = new_markdown_cell("My plot:\n\n![image.png](attachment:image.png)\n\n![svg](attachment:evil.svg) "
+                             "![gone](attachment:gone.png)")
+    cell.attachments = {"image.png": {"image/png": PNG}, "evil.svg": {"image/svg+xml": "PHN2Zz4=",
+                                                                      "text/html": "PHNjcmlwdD4="}}
+    exporter = HTMLExporter(preprocessors=[SanitizeMarkdown])
+    page, _ = exporter.from_notebook_node(nbformat.from_dict(new_notebook(cells=[cell])))
+    assert f'src="data:image/png;base64,{PNG}"' in page and "My plot:" in page
+    assert "PHN2Zz4=" not in page and "PHNjcmlwdD4=" not in page and "attachment:" not in page
+    assert 'alt="gone"' in page and 'alt="svg"' in page  # the alt text stays where no image may show

@@ -218,3 +218,25 @@ def test_the_notebooks_folder_is_importable_as_in_a_kernel(confined, folder, mon
     assert text(cells[0]).strip() == "42", text(cells[0])
     assert text(cells[2]).strip() == "7", text(cells[2])
     assert cells[3].outputs[-1].ename == "ModuleNotFoundError"
+
+
+def test_backend_magics_and_shell_lines_answer_in_one_line_and_the_cell_goes_on(confined, folder):
+    """Issue 38: `%matplotlib inline` raised NotImplementedError (enable_gui) and every `!cmd`/`%pip` line
+    OSError: out of pty devices, and the rest of the cell did not run. Both ways: inline figures still appear,
+    and a line that cannot run here says so, once, with no traceback."""
+    from graders.sandbox.shell import GUI_INLINE, SHELL_SKIPPED
+    cells = run_cells(folder, [
+        "%matplotlib inline\nimport matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()\nprint('after inline')",
+        "!ls -la\nprint('after ls')",
+        "%pip install numpy\nprint('after pip')",
+        "files = !ls\nprint('got', len(files))",
+        "%matplotlib qt\nprint('after qt')",
+        "%gui tk\nprint('after gui')",
+    ])
+    assert not [o for c in cells for o in c.outputs if o.output_type == "error"], [text(c) for c in cells]
+    assert "image/png" in cells[0].outputs[0].data and "after inline" in text(cells[0])
+    assert text(cells[1]) == SHELL_SKIPPED.format(cmd="ls -la") + "\n" + "after ls\n"
+    assert SHELL_SKIPPED.format(cmd="")[:40] in text(cells[2]) and "pip" in text(cells[2])
+    assert "after pip" in text(cells[2]) and "got 0" in text(cells[3])
+    assert GUI_INLINE.format(gui="qt") in text(cells[4]) and "after qt" in text(cells[4])
+    assert GUI_INLINE.format(gui="tk") in text(cells[5]) and "after gui" in text(cells[5])

@@ -23,14 +23,13 @@ from graders.checks.compare import describe_args, mismatch
 from graders.checks.vocabulary import Disrupted, StudentError, Verdict, answer, clone_args, disruption, param_names
 from graders.model.exercise import Case
 from graders.model.verdict import Reason, failed, passed
+from graders.sandbox.protocol import ErrorCode
 from graders.sandbox.session import Deadline, WorkerFailure
 from graders.sandbox.shared import SharedArgs
 
 STUB = "raised NotImplementedError"
 CALL_MARGIN = 20.0  # times the loop version's time on the largest hidden case that one call may take
 CALL_FLOOR = 1.0  # seconds one call may always take
-FLOAT32_PRECISION = ("it matches to float32's precision only: a float64 result is checked at float64's, so compute "
-                     "in the inputs' dtype (no `.float()` or `torch.float32` on the way)")
 
 
 def _size(case: Case) -> int:
@@ -82,12 +81,6 @@ def correct(checks) -> Verdict:
     return passed("correct", f"all {len(cases)} hidden cases match in shape, dtype and value", {"cases": len(cases)})
 
 
-def float32_only(ex, out, expected: torch.Tensor, magnitude) -> bool:
-    """Whether a float64 ``out`` that misses ``expected`` would match as a float32 result: computed in float32."""
-    return (isinstance(out, torch.Tensor) and out.dtype == expected.dtype == torch.float64
-            and mismatch(out.float(), expected.float(), ex.rtol, ex.atol, magnitude) is None)
-
-
 def check_case(checks, case: Case, limit: float) -> tuple[Reason, str] | None:
     """What is wrong with the student's output for ``case`` (a call may take ``limit`` seconds), or None;
     ``Disrupted`` when the process died or missed its deadline."""
@@ -107,17 +100,14 @@ def check_case(checks, case: Case, limit: float) -> tuple[Reason, str] | None:
         except WorkerFailure as exc:
             raise disruption(exc) from None
         except StudentError as exc:
-            undefined = f"no function `{ex.name}` is defined" in str(exc)  # the worker's LookupError
-            return (Reason.NOT_DEFINED if undefined else Reason.RAISED), str(exc)
+            return (Reason.NOT_DEFINED if exc.code is ErrorCode.NOT_DEFINED else Reason.RAISED), str(exc)
         where = shared.region_of(out)
         is_arg0 = shared.is_argument(out, 0)
         args_after, out = shared.snapshot(out)  # what the grader reads in its own memory, now
-    magnitude = ex.magnitude(case.args)
     rtol, atol = ex.tolerance(expected.dtype)
-    problem = mismatch(out, expected, rtol, atol, magnitude)
-    if problem:
-        return Reason.WRONG_VALUE, problem + ("; " + FLOAT32_PRECISION if float32_only(ex, out, expected, magnitude)
-                                              else "")
+    problem = mismatch(out, expected, rtol, atol, ex.magnitude(case.args))
+    if problem:  # what was observed, and nothing of its cause (graders.checks.precision observes float32 work)
+        return Reason.WRONG_VALUE, problem
     names = param_names(ex.signature)
     for i, (before, after) in enumerate(zip(expected_args if ex.in_place else case.args, args_after, strict=True)):
         if isinstance(before, torch.Tensor) and mismatch(after, before, 0.0, 0.0):

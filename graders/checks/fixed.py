@@ -7,6 +7,12 @@ A loop or comprehension costs nothing when every iterable it walks is one of:
   ``range(len(x.shape))``);
 - a literal tuple, list or set of at most ``MAX_FIXED_ITEMS`` items (``((0, 0), (0, 1), (1, 0), (1, 1))``);
 - a tensor's ``shape``, ``size()`` or ``stride()``, or a slice of one (``x.shape[1:]``);
+- a parameter of the exercise's function that the exercise declares to be a shape, sizes, strides or a
+  permutation (``Exercise.shape_params``: ``shape`` in ``nhwc_to_nchw_offsets(shape)``), read as it came in
+  (no other binding of the name), or a slice of one;
+- a tensor made from those (``torch.tensor(shape)``, ``torch.as_tensor(perm)``), and what keeps its number of
+  elements: size-keeping methods (``.flip(0)``, ``.cumprod(0)``, ``.long()``), arithmetic with numbers or other
+  such tensors, and indexing by a slice, a number or such a tensor (so ``.tolist()`` of one is free);
 - ``zip``, ``enumerate``, ``reversed``, ``sorted``, ``list``, ``tuple``, ``iter`` or ``map`` over those, and a
   comprehension or generator whose every ``for`` is over those;
 - a name every binding of which (a plain ``name = ...``) is one of those, and, for a list or set, that no code
@@ -23,6 +29,7 @@ rows``, a class with a ``size`` method): the checker cannot tell what such an at
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 
 from graders.checks.mutation import MUTATING_METHODS, root_name
 
@@ -41,16 +48,23 @@ ITERATED_ARGUMENTS = {
     "any": slice(0, 1), "min": slice(0, 1), "max": slice(0, 1),
 }
 _MAX_DEPTH = 12
+TENSOR_MAKERS = {"torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.IntTensor"}
+# tensor methods whose result has as many elements as the tensor (or fewer)
+SIZE_KEEPING = {"flip", "fliplr", "cumprod", "cumsum", "roll", "long", "int", "to", "clone", "contiguous", "abs",
+                "neg", "reshape", "view", "flatten", "sort", "argsort", "detach", "cpu", "mul", "add", "sub",
+                "div", "floor_divide", "remainder", "prod", "sum", "max", "min", "argmax", "argmin", "clamp",
+                "clamp_min", "clamp_max", "pow", "float", "double", "diff", "flipud"}
 
 
 class FixedSize:
     """Decides, for the checker ``checker`` (graders.checks.subset._Checker), whether iterating an expression
     takes a number of steps that cannot grow with the input."""
 
-    def __init__(self, checker, nodes: list[ast.stmt]):
+    def __init__(self, checker, nodes: list[ast.stmt], function: str = "", shape_params: Sequence[str] = ()):
         self.checker = checker
         self.changed = _changed_names(nodes)
         self.own_shapes = _defines_shape_names(nodes)
+        self.function, self.shape_params = function, frozenset(shape_params)
 
     def iterable(self, node: ast.AST, depth: int = 0) -> bool:
         """Iterating ``node`` gives a fixed, small number of items."""
@@ -59,7 +73,7 @@ class FixedSize:
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             return len(node.elts) <= MAX_FIXED_ITEMS and all(
                 not isinstance(e, ast.Starred) or self.iterable(e.value, depth + 1) for e in node.elts)
-        if self.shape(node):
+        if self.shape(node) or self.fixed_tensor(node, depth):
             return True
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             return all(not g.is_async and self.iterable(g.iter, depth + 1) for g in node.generators)
@@ -121,13 +135,65 @@ class FixedSize:
         return False
 
     def shape(self, node: ast.AST) -> bool:
-        """``x.shape``, ``x.size()``, ``x.stride()`` of anything but the student's own objects."""
+        """``x.shape``, ``x.size()``, ``x.stride()`` of anything but the student's own objects, and a declared shape
+        parameter of the exercise's function (``shape_param``)."""
+        if isinstance(node, ast.Name):
+            return self.shape_param(node)
         if isinstance(node, ast.Attribute) and node.attr in SHAPE_ATTRIBUTES:
             return self._tensor_like(node.value)
         if isinstance(node, ast.Call) and not node.args and not node.keywords \
                 and isinstance(node.func, ast.Attribute) and node.func.attr in SHAPE_METHODS:
             return self._tensor_like(node.func.value)
         return False
+
+    def shape_param(self, node: ast.Name) -> bool:
+        """``node`` reads a parameter of the exercise's function that the exercise declares fixed-size
+        (``Exercise.shape_params``), and the name has no other binding in that scope."""
+        if node.id not in self.shape_params:
+            return False
+        definers = self.checker.definers(node)
+        if not definers or not all(isinstance(d, ast.arg) and d.arg == node.id for d in definers):
+            return False
+        for d in definers:
+            signature = self.checker.parent.get(id(d))
+            function = self.checker.parent.get(id(signature))
+            if not (isinstance(function, ast.FunctionDef) and function.name == self.function
+                    and isinstance(signature, ast.arguments) and d not in (signature.vararg, signature.kwarg)):
+                return False
+        return True
+
+    def fixed_tensor(self, node: ast.AST, depth: int = 0) -> bool:
+        """A tensor with a fixed, small number of elements: made (``TENSOR_MAKERS``) from a fixed-size iterable,
+        then kept so (the module's docstring)."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(node, ast.Call) and not any(isinstance(a, ast.Starred) for a in node.args):
+            if self.checker.qual(node.func) in TENSOR_MAKERS:
+                return len(node.args) == 1 and self.iterable(node.args[0], depth + 1)
+            if isinstance(node.func, ast.Attribute) and node.func.attr in SIZE_KEEPING:
+                return self.fixed_tensor(node.func.value, depth + 1) and all(
+                    self._small(a, depth) for a in (*node.args, *(k.value for k in node.keywords)))
+            return False
+        if isinstance(node, ast.BinOp):
+            sides = (node.left, node.right)
+            return any(self.fixed_tensor(s, depth + 1) for s in sides) and all(self._small(s, depth) for s in sides)
+        if isinstance(node, ast.UnaryOp):
+            return self.fixed_tensor(node.operand, depth + 1)
+        if isinstance(node, ast.Subscript):
+            index = node.slice
+            return self.fixed_tensor(node.value, depth + 1) and (
+                isinstance(index, ast.Slice) or _int_constant(index) is not None or self._small(index, depth))
+        if isinstance(node, ast.Name):
+            definers = self.checker.definers(node)
+            return bool(definers) and all(_plain_binding(node.id, d, self.checker.parent)
+                                          and self.fixed_tensor(d, depth + 1) for d in definers)
+        return False
+
+    def _small(self, node: ast.AST, depth: int) -> bool:
+        """An argument that cannot make a fixed tensor grow: a constant, a dtype or axis name, a number of
+        dimensions, or a fixed tensor."""
+        return isinstance(node, ast.Constant) or isinstance(node, ast.Attribute) and \
+            self.checker.qual(node) is not None or self.dims(node, depth + 1) or self.fixed_tensor(node, depth + 1)
 
     def _tensor_like(self, node: ast.AST) -> bool:
         """Not ``self``/``cls``, a class of the student's or an instance of one: there ``shape`` may be anything.

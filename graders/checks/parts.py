@@ -19,6 +19,7 @@ import torch
 from graders.checks.correct import correct
 from graders.checks.fast import fast
 from graders.checks.finding import STATE
+from graders.checks.precision import float32_work
 from graders.checks.static import Submission
 from graders.checks.vectorized import vectorized
 from graders.checks.vocabulary import Disrupted, MachineOutOfTime, OutOfTime, Timeouts, Verdict, disruption
@@ -102,7 +103,8 @@ class ExerciseChecks:
 
     def fast(self) -> Verdict:
         """A process that ran code outside the checked subset cannot be trusted for its timing, and a function that
-        keeps state between calls is not timed on its compute: both fail before anything is timed."""
+        keeps state between calls is not timed on its compute: both fail before anything is timed. A pass is kept
+        only when the float64 work was done in float64 (graders.checks.precision)."""
         found = self.submission.outside_findings(self.ex.name)
         if found:
             state = [f for f in found if f.kind == STATE]
@@ -112,4 +114,5 @@ class ExerciseChecks:
                               "keeps state between calls is not timed on its compute", {"findings": len(found)})
             return failed("fast", Reason.OUTSIDE_SUBSET, f"{f.cell}, line {f.line}: {f.what}{more}; your code ran "
                           "outside the checked subset, so its timing cannot be trusted", {"findings": len(found)})
-        return fast(self)
+        verdict = fast(self)
+        return (float32_work(self) or verdict) if verdict.passed else verdict

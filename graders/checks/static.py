@@ -135,17 +135,18 @@ class Submission:
         return []
 
     def iteration_findings(self, function: str, forbidden: Sequence[str] = (),
-                           loop_hint: str = LOOP_HINT) -> list[Finding]:
+                           loop_hint: str = LOOP_HINT, shape_params: Sequence[str] = ()) -> list[Finding]:
         """Everything that costs this exercise "vectorized", in the code the function reaches only (and in
-        the submission's own modules that code imports)."""
-        key = (function, tuple(forbidden), loop_hint)
+        the submission's own modules that code imports); ``shape_params``: ``Exercise.shape_params``."""
+        key = (function, tuple(forbidden), loop_hint, tuple(shape_params))
         if key not in self._findings:
             from graders.checks.subset import check_program  # noqa: PLC0415  (imports torch: only when checking)
             chosen, _ = self._slice(function)
             own = frozenset(self.modules)
             nodes = [s.node for s in chosen]
             findings = self.problems_for(function)
-            findings += check_program(nodes, [s.cell.label for s in chosen], forbidden, loop_hint, own)
+            findings += check_program(nodes, [s.cell.label for s in chosen], forbidden, loop_hint, own, function,
+                                      shape_params)
             for name in self._imported_modules(nodes):
                 findings += self._module_findings(name, forbidden, loop_hint, own)
             self._findings[key] = sorted_unique(findings)

@@ -61,7 +61,7 @@ def definitions_digest(assignment: Assignment) -> str:
                 parts[f"{ex.name}.{role}"] = repr(fn)
         parts[f"{ex.name}.settings"] = repr((ex.rtol, ex.atol, ex.forbidden, ex.forbidden_ops, ex.count_sizes,
                                              ex.bench_size, ex.speedup, ex.ref_factor, ex.max_ops, ex.max_lines,
-                                             ex.in_place, ex.must_be_view))
+                                             ex.in_place, ex.must_be_view, tuple(ex.shape_params)))
     digest = fingerprint(parts)
     _DIGESTS[id(assignment)] = (assignment, digest)
     return digest
@@ -86,7 +86,7 @@ def restated(verdicts: dict[str, Verdict], ex: Exercise, submission: Submission)
     found = verdicts["vectorized"]
     if found.passed or "findings" not in found.figures:
         return verdicts
-    findings = submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint)
+    findings = submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint, ex.shape_params)
     if not findings:  # cannot happen for the same program; keep the verdict rather than guess
         return verdicts
     return {**verdicts, "vectorized": dataclasses.replace(found, message=summarize(findings))}

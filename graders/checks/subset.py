@@ -101,7 +101,7 @@ _OWN_MODULE = "only notebook cells are checked as your answer; paste its code in
 
 class _Checker:
     def __init__(self, nodes: Sequence[ast.stmt], labels: Sequence[str], forbidden: Sequence[str], loop_hint: str,
-                 own_modules: frozenset[str] = frozenset()):
+                 own_modules: frozenset[str] = frozenset(), function: str = "", shape_params: Sequence[str] = ()):
         self.forbidden, self.loop_hint, self.own_modules = tuple(forbidden), loop_hint, own_modules
         self.module, self.resolver = resolve(list(nodes))
         self.label: dict[int, str] = {}
@@ -123,7 +123,7 @@ class _Checker:
                 elif isinstance(sub, ast.ClassDef):
                     self.own_methods.update(i.name for i in sub.body if isinstance(i, ast.FunctionDef))
         self.nodes = list(nodes)
-        self.fixed = FixedSize(self, self.nodes)
+        self.fixed = FixedSize(self, self.nodes, function, shape_params)
         self.state = StateRules(self)
         self.out: list[Finding] = []
         self.classes = ClassRules(self)
@@ -366,7 +366,9 @@ def _dotted(node: ast.AST) -> str:
 
 
 def check_program(nodes: Sequence[ast.stmt], labels: Sequence[str], forbidden: Sequence[str] = (),
-                  loop_hint: str = "", own_modules: frozenset[str] = frozenset()) -> list[Finding]:
+                  loop_hint: str = "", own_modules: frozenset[str] = frozenset(), function: str = "",
+                  shape_params: Sequence[str] = ()) -> list[Finding]:
     """Findings in the module-level statements ``nodes`` (each from the cell in ``labels``); imports of
-    ``own_modules`` (the submission's own ``*.py`` files) are findings of their own."""
-    return _Checker(nodes, labels, forbidden, loop_hint, own_modules).run()
+    ``own_modules`` (the submission's own ``*.py`` files) are findings of their own. ``shape_params``: the
+    parameters of ``function`` (the exercise's) that are fixed-size like a tensor's shape (graders.checks.fixed)."""
+    return _Checker(nodes, labels, forbidden, loop_hint, own_modules, function, shape_params).run()

@@ -15,6 +15,12 @@ the function, and on a forbidden op
 matched as a pattern that also covers internal variants (``_softmax``,
 ``_safe_softmax``). Each counted call follows a warm-up call on other inputs of
 the same size.
+
+A hidden case whose inputs are not contiguous (transposed, sliced) is compared with counts of the same layout:
+the sizes' inputs are counted again laid out as that case's are (``laid_like``), where the work must not grow
+either, and the case's count may exceed the largest of both by ``SHAPE_SLACK``. Library code takes other paths
+for other layouts (``torch.func.vmap`` adds a dozen ops for a transposed input, at every size); a loop still
+grows, in whatever layout.
 """
 from __future__ import annotations
 
@@ -26,6 +32,7 @@ from graders.checks.rules import forbidden_ops_used, grows, one_step
 from graders.checks.static import summarize
 from graders.checks.vocabulary import StudentError, Verdict, answer, clone_args, disruption
 from graders.model.exercise import Case
+from graders.model.inputs import lay_out
 from graders.model.verdict import Reason, failed, passed
 from graders.sandbox.session import WorkerFailure
 
@@ -62,11 +69,30 @@ def counted_cases(ex, gen: torch.Generator) -> list[Case]:
     return list(chosen.values())[:SHAPES]
 
 
-def _count(checks, n: int) -> dict:
-    """One counted call at size ``n``, after a warm-up call on other inputs of the same size."""
+def layout_of(t: torch.Tensor) -> str:
+    """How ``t`` is stored, in ``graders.model.inputs.lay_out``'s words."""
+    if t.is_contiguous() or t.dim() == 0:
+        return "contiguous"
+    return "transposed" if t.dim() >= 2 and t.transpose(-1, -2).is_contiguous() else "sliced"
+
+
+def layouts(args: tuple) -> tuple:
+    """The layout of each tensor argument (None for any other argument)."""
+    return tuple(layout_of(a) if isinstance(a, torch.Tensor) else None for a in args)
+
+
+def laid_like(args: tuple, like: tuple) -> tuple:
+    """``args`` with each tensor laid out as the tensor at its position in ``like`` (the same values)."""
+    return tuple(lay_out(a, layout) if isinstance(a, torch.Tensor) and layout else a
+                 for a, layout in zip(args, (*like, *[None] * len(args)), strict=False))
+
+
+def _count(checks, n: int, like: tuple = ()) -> dict:
+    """One counted call at size ``n``, after a warm-up call on other inputs of the same size; ``like``: the
+    layouts to store the inputs in (``layouts``; default as ``sized`` makes them)."""
     ex = checks.ex
-    warm = ex.sized(checks.gen, n)
-    return _count_args(checks, warm, ex.sized(checks.gen, n), {})
+    warm = laid_like(ex.sized(checks.gen, n), like)
+    return _count_args(checks, warm, laid_like(ex.sized(checks.gen, n), like), {})
 
 
 def _count_args(checks, warm: tuple, args: tuple, kwargs: dict) -> dict:
@@ -86,9 +112,40 @@ def _count_args(checks, warm: tuple, args: tuple, kwargs: dict) -> dict:
     return got
 
 
+def _count_problem(ex, c: dict, where: str) -> Verdict | None:
+    """What one count says by itself (a thread, the cap reached, a wrong output), or None."""
+    if c["threads"]:
+        return failed("vectorized", Reason.THREADS, "started a thread while being counted; threads are not allowed")
+    if c["stopped"]:
+        return failed("vectorized", Reason.GROWS, f"did more than {4 * max(ex.max_ops, ex.max_lines)} ATen ops or "
+                      f"Python lines at {where}, so Python-level iteration is running")
+    if "wrong" in c:
+        return failed("vectorized", Reason.WRONG_VALUE, f"gave a wrong result at {where} while being counted: "
+                      f"{c['wrong']}")
+    return None
+
+
+def _grows_at(checks, ops: list[int], lines: list[int], sizes: list[int], like: tuple) -> bool:
+    """The work grows over ``sizes`` in the layout ``like``, by ``rules.grows`` (one step up is counted again at
+    twice the largest size, as for the contiguous inputs)."""
+    if not (grows(ops) or grows(lines)):
+        return False
+    if not ((grows(ops) and one_step(ops)) or (grows(lines) and one_step(lines))):
+        return True
+    try:
+        last = _count(checks, 2 * sizes[-1], like)
+    except WorkerFailure as exc:
+        raise disruption(exc, WHILE_COUNTED) from None
+    except StudentError:
+        return True
+    if last["stopped"] or "wrong" in last or last["threads"]:
+        return True
+    return grows(ops, sum(last["ops"].values())) or grows(lines, last["lines"])
+
+
 def vectorized(checks) -> Verdict:
     ex = checks.ex
-    findings = checks.submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint)
+    findings = checks.submission.iteration_findings(ex.name, ex.forbidden, ex.loop_hint, ex.shape_params)
     if findings:
         kinds = {f.kind for f in findings}
         reason = Reason.OUTSIDE_SUBSET if OUTSIDE in kinds else Reason.KEEPS_STATE if STATE in kinds \
@@ -104,15 +161,9 @@ def vectorized(checks) -> Verdict:
         return failed("vectorized", Reason.RAISED, f"{exc}{WHILE_COUNTED}")
     where = [f"size {n}" for n in sizes] + [f"the inputs of hidden case `{case.label}`" for case in shaped]
     for n, c in zip(where, counts + at_shapes, strict=True):
-        if c["threads"]:
-            return failed("vectorized", Reason.THREADS, "started a thread while being counted; threads are not "
-                          "allowed")
-        if c["stopped"]:
-            return failed("vectorized", Reason.GROWS, f"did more than {4 * max(ex.max_ops, ex.max_lines)} ATen ops or "
-                          f"Python lines at {n}, so Python-level iteration is running")
-        if "wrong" in c:
-            return failed("vectorized", Reason.WRONG_VALUE,
-                          f"gave a wrong result at {n} while being counted: {c['wrong']}")
+        problem = _count_problem(ex, c, n)
+        if problem:
+            return problem
     used = forbidden_ops_used(ex.forbidden_ops, {op for c in counts + at_shapes for op in c["ops"]})
     if used:
         return failed("vectorized", Reason.FORBIDDEN_OP,
@@ -123,11 +174,35 @@ def vectorized(checks) -> Verdict:
     if max(ops) > ex.max_ops or max(lines) > ex.max_lines:
         return failed("vectorized", Reason.GROWS, f"{max(ops)} ATen ops and {max(lines)} Python lines in one call, "
                       f"more than the {ex.max_ops} ops and {ex.max_lines} lines a vectorized answer needs", figures)
+    laid: dict[tuple, tuple[list[int], list[int]]] = {}  # a layout of the inputs -> its ops and lines at the sizes
     for case, c in zip(shaped, at_shapes, strict=True):
-        if sum(c["ops"].values()) > max(ops) + SHAPE_SLACK or c["lines"] > max(lines) + SHAPE_SLACK:
+        bound_ops, bound_lines, same = max(ops), max(lines), ""
+        like = layouts(case.args)
+        if any(layout not in (None, "contiguous") for layout in like):
+            if like not in laid:
+                try:
+                    in_layout = [_count(checks, size, like) for size in sizes]
+                except WorkerFailure as exc:
+                    raise disruption(exc, WHILE_COUNTED) from None
+                except StudentError as exc:
+                    return failed("vectorized", Reason.RAISED, f"{exc}{WHILE_COUNTED}")
+                for size, counted in zip(sizes, in_layout, strict=True):
+                    problem = _count_problem(ex, counted, f"size {size}, laid out as hidden case `{case.label}`")
+                    if problem:
+                        return problem
+                laid[like] = ([sum(k["ops"].values()) for k in in_layout], [k["lines"] for k in in_layout])
+                grown = _grows_at(checks, laid[like][0], laid[like][1], sizes, like)
+                if grown:
+                    return failed("vectorized", Reason.GROWS,
+                                  f"the work grows with the input laid out as hidden case `{case.label}`: "
+                                  f"{laid[like][0]} ATen ops and {laid[like][1]} Python lines at sizes {sizes}, so "
+                                  "Python-level iteration is still running", figures)
+            bound_ops, bound_lines = max(bound_ops, *laid[like][0]), max(bound_lines, *laid[like][1])
+            same = " (contiguous, and laid out as this case)"
+        if sum(c["ops"].values()) > bound_ops + SHAPE_SLACK or c["lines"] > bound_lines + SHAPE_SLACK:
             return failed("vectorized", Reason.GROWS, f"{sum(c['ops'].values())} ATen ops and {c['lines']} Python "
-                          f"lines on the inputs of hidden case `{case.label}`, at most {max(ops)} and {max(lines)} at "
-                          f"sizes {sizes}: Python-level iteration runs at some sizes", figures)
+                          f"lines on the inputs of hidden case `{case.label}`, at most {bound_ops} and {bound_lines} "
+                          f"at sizes {sizes}{same}: Python-level iteration runs at some sizes", figures)
     flat_ops = flat_lines = None
     if (grows(ops) and one_step(ops)) or (grows(lines) and one_step(lines)):
         try:  # one step up: a library switching algorithms stays flat at twice the size; a loop rises again

@@ -11,6 +11,7 @@ from graders.checks.timeouts import Timeouts
 from graders.model.errors import VecgradeError
 from graders.model.verdict import Reason, Status, Verdict, failed, not_graded
 from graders.sandbox.budget import MachineOutOfTime, OutOfTime
+from graders.sandbox.protocol import ErrorCode
 from graders.sandbox.session import Deadline, WorkerFailure
 
 __all__ = ["Disrupted", "MachineOutOfTime", "OutOfTime", "StudentError", "Timeouts", "Verdict", "answer", "clone_args",
@@ -18,7 +19,12 @@ __all__ = ["Disrupted", "MachineOutOfTime", "OutOfTime", "StudentError", "Timeou
 
 
 class StudentError(VecgradeError):
-    """The student's function raised, or returned what is refused; the message is shown to the student."""
+    """The student's function raised, or returned what is refused; the message is shown to the student, ``code``
+    (the worker's ``ErrorCode``, None for a refusal or the grader's own finding) is what a check decides on."""
+
+    def __init__(self, message: str, code: ErrorCode | None = None):
+        super().__init__(message)
+        self.code = code
 
 
 class Disrupted(VecgradeError):
@@ -54,8 +60,8 @@ def answer(reply: dict) -> dict:
     """The payload of a worker's reply, or the student's error it carries (raised, or an output refused)."""
     if "refused" in reply:
         raise StudentError(str(reply["refused"]))
-    if "error" in reply:
-        raise StudentError(f"raised {reply['error']}")
+    if "error" in reply:  # Raised carries its code; a Failed frame (unreadable to the child) has none
+        raise StudentError(f"raised {reply['error']}", ErrorCode(reply.get("code", ErrorCode.UNREADABLE)))
     return reply["ok"]
 
 

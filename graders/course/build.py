@@ -96,6 +96,8 @@ def selfcheck_facts(ex: Exercise) -> dict:
         facts["forbidden"] = tuple(ex.forbidden)
     if ex.forbidden_ops:
         facts["forbidden_ops"] = tuple(ex.forbidden_ops)
+    if ex.shape_params:
+        facts["shape_params"] = tuple(ex.shape_params)
     return facts
 
 
@@ -175,6 +177,8 @@ def render_inputs(assignment: Assignment) -> bytes:
 
 def _exercise_text(number: int, ex: Exercise) -> str:
     parts = [f"## {number}. `{ex.name}`", "", ex.task.strip(), ""]
+    if ex.shape_note:
+        parts += [ex.shape_note, ""]
     if ex.hints:
         parts += ["**Hints**", ""] + [f"- {h}" for h in ex.hints] + [""]
     if ex.forbidden:

@@ -27,7 +27,11 @@ from graders.model.fingerprint import folder_fingerprint
 from graders.model.hints import LOOP_HINT
 from graders.model.verdict import PARTS
 
-FLOAT32_EPS = torch.finfo(torch.float32).eps  # the precision an exercise's rtol and atol are written for
+# torch.testing.assert_close's default (rtol, atol) per dtype (its documented table): no result is held to less
+ASSERT_CLOSE: dict[torch.dtype, tuple[float, float]] = {
+    torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5), torch.float32: (1.3e-6, 1e-5),
+    torch.float64: (1e-7, 1e-7), torch.complex32: (1e-3, 1e-5), torch.complex64: (1.3e-6, 1e-5),
+    torch.complex128: (1e-7, 1e-7)}
 
 
 @dataclass(frozen=True)
@@ -70,10 +74,16 @@ class Exercise:
       and "fast", so "fast" means vectorized-class speed whichever growing axis a student loops over.
       ``half_loop`` is shorthand for one: it is put first in ``half_loops`` at construction (and
       reads None afterwards, so ``half_loops`` is the one list to consult).
-    - ``rtol`` and ``atol`` are stated for float32 results: a float64 result is held to float64's precision
-      (``tolerance``), so an answer that computes in float32 and returns float64 fails.
+    - ``rtol`` and ``atol``: the exercise's own tolerances, for every float dtype; a result is never held to
+      less than ``torch.testing.assert_close``'s defaults for its dtype (``tolerance``). An answer that
+      computes a float64 case in float32 is caught by "fast" (``graders.checks.precision``), not here.
     - ``terms(*args)``: the magnitude of the terms a float result is built from (default: of the
       inputs); rounding in proportion to it is allowed, so every sound formulation passes.
+    - ``shape_params``: the parameters that are a shape, sizes, strides or a permutation of a tensor's dimensions
+      with a fixed number of entries at every size (``("shape", "perm")``): a loop over one, ``math.prod``,
+      ``map(int, ...)``, ``len``, or ``.tolist()`` of a tensor made from one is as free as over ``x.shape``
+      (graders.checks.fixed); the task text says so (``shape_note``). A parameter whose length grows with
+      ``sized``'s size is not one.
     - ``python_list``: a version that works on Python lists; it must fail "fast". When
       None, ``validate`` derives one (see ``graders.course.validate.python_list_source``).
     """
@@ -104,6 +114,7 @@ class Exercise:
     half_loop: Callable | None = None
     half_loops: Sequence[Callable] = ()
     python_list: Callable | None = None
+    shape_params: Sequence[str] = ()
     name: str = ""
     signature: str = ""
 
@@ -118,11 +129,28 @@ class Exercise:
         if self.loop.__name__ != f"{derived_name}_loop":
             raise ValueError(f"exercise {derived_name!r}: its loop version is named {self.loop.__name__!r}, "
                              f"expected {derived_name + '_loop'!r}")
+        params = inspect.signature(self.reference).parameters
+        unknown = [p for p in self.shape_params if p not in params]
+        if unknown:
+            raise ValueError(f"exercise {derived_name!r}: shape_params {unknown} are not parameters of {derived!r}")
+        object.__setattr__(self, "shape_params", tuple(self.shape_params))
         object.__setattr__(self, "name", derived_name)
         object.__setattr__(self, "signature", derived)
         if self.half_loop is not None:
             object.__setattr__(self, "half_loops", (self.half_loop, *self.half_loops))
             object.__setattr__(self, "half_loop", None)
+
+    @property
+    def shape_note(self) -> str:
+        """The task text's sentence on ``shape_params`` ("" without any)."""
+        if not self.shape_params:
+            return ""
+        names = " and ".join(f"`{p}`" for p in self.shape_params)
+        return (f"{names} {'has' if len(self.shape_params) == 1 else 'have'} a fixed number of entries, like "
+                "`x.shape`: a loop over "
+                f"{'it' if len(self.shape_params) == 1 else 'them'} (or `math.prod`, `map(int, ...)`, `len`, or "
+                "`.tolist()` of a tensor made from "
+                f"{'it' if len(self.shape_params) == 1 else 'them'}) is not a loop over the data.")
 
     @property
     def loop_name(self) -> str:
@@ -145,15 +173,12 @@ class Exercise:
         return Case(f"{'float64 ' if takes64 else ''}inputs at the benchmark size {self.bench_size}", args)
 
     def tolerance(self, dtype: torch.dtype) -> tuple[float, float]:
-        """``(rtol, atol)`` for a result of ``dtype``, compared with the reference's: ``rtol`` and ``atol`` as
-        written for float32 and coarser dtypes; times eps(dtype) / eps(float32) for a finer one (float64 and
-        complex128: 2**-29), so float32's rounding (about 6e-8 relative) is caught in a float64 result, while
-        an honest float64 formulation (within ``compare.ULPS`` roundings of ``magnitude``) stays inside."""
-        if not (dtype.is_floating_point or dtype.is_complex):
-            return self.rtol, self.atol
-        real = dtype.to_real() if dtype.is_complex else dtype
-        scale = min(1.0, torch.finfo(real).eps / FLOAT32_EPS)
-        return self.rtol * scale, self.atol * scale
+        """``(rtol, atol)`` for a result of ``dtype``, compared with the reference's: each the larger of
+        ``torch.testing.assert_close``'s default for ``dtype`` (``ASSERT_CLOSE``) and the exercise's own. So code
+        that PyTorch's own test helper accepts (an ``eps=1e-7`` in a denominator, in float64) passes, and an
+        exercise may only loosen it; integers and booleans are compared exactly whatever it says."""
+        base_rtol, base_atol = ASSERT_CLOSE.get(dtype, (0.0, 0.0))
+        return max(base_rtol, self.rtol), max(base_atol, self.atol)
 
     def magnitude(self, args: tuple) -> torch.Tensor | float:
         """The size of the numbers a float result is computed from, for ``compare.mismatch``'s rounding

@@ -9,8 +9,9 @@ is not shaped as a request, so no process acts on a message meant for another.
 
 Replies are typed too (``Reply``; written with ``encode_reply``): a process that started says ``Ready`` (its
 ``hello``, with this protocol's version), one that forked ``Started``, a kill ``Killed``, a child ``Answered``
-(``ok``: the op's ``RESULTS`` type), ``Raised`` (the student's error) or ``Refused`` (an output that is not plain
-data), a shell ``CellRun``; a request not answered gets ``Failed``. ``REPLIES`` says which an op may get, and
+(``ok``: the op's ``RESULTS`` type), ``Raised`` (an error, with its ``ErrorCode``) or ``Refused`` (an output that
+is not plain data), a shell ``CellRun``; a request not answered gets ``Failed``. ``REPLIES`` says which an op may
+get, and
 ``read_reply`` is the one reader of them: a reply that is not one of its op's types, field by field (one
 missing, one too many, one of another type, a result not its op's), raises ``BadReply``, a hello of another
 version ``OtherProtocol``; the trusted side turns both into its "the process misbehaved" failure, never a mark.
@@ -110,6 +111,15 @@ class Failed(TypedDict):
     error: str
 
 
+class ErrorCode(enum.StrEnum):
+    """What kind of error a child's ``Raised`` reply carries: the grader decides on this code, never on the text
+    (which is the student's to read)."""
+
+    RAISED = "raised"            # the student's code raised (the text: its exception, first line)
+    NOT_DEFINED = "not_defined"  # no function of the requested name is defined (or it is not callable)
+    UNREADABLE = "unreadable"    # no code: a ``Failed`` reply, a request the child could not read (graders.checks)
+
+
 class Answered(TypedDict):
     """A child's reply when the op ran: ``ok``, the op's result (its ``RESULTS`` type)."""
 
@@ -117,9 +127,11 @@ class Answered(TypedDict):
 
 
 class Raised(TypedDict):
-    """A child's reply when the student's code raised: what it raised (``Failed``'s shape)."""
+    """A child's reply when a request raised: the text to show (``error``) and what kind of error it was
+    (``code``, an ``ErrorCode``)."""
 
     error: str
+    code: ErrorCode
 
 
 class Refused(TypedDict):
@@ -171,7 +183,7 @@ class CellRun(TypedDict):
 
 
 Reply = Union[Ready, Started, Killed, Failed, Answered, Raised, Refused, CellRun]
-_CHILD: tuple[type, ...] = (Answered, Raised, Refused)
+_CHILD: tuple[type, ...] = (Answered, Raised, Refused, Failed)  # Failed: a frame ``serve_requests`` could not read
 REPLIES: Mapping[Op, tuple[type, ...]] = {  # what a request of each op may be answered with
     Op.TEMPLATE: (Started, Failed), Op.SHELL: (Started, Failed), Op.KILL: (Killed, Failed), Op.SPAWN: (Started, Failed),
     Op.LOAD_CELL: _CHILD, Op.LOAD_MODULE: _CHILD, Op.CALL: _CHILD, Op.BENCH: _CHILD, Op.COUNT: _CHILD,
@@ -239,7 +251,8 @@ def _fields(kind: type) -> dict[str, Any]:
 
 def _fits(value, kind) -> bool:
     """Whether ``value`` is of ``kind``: a TypedDict (exactly its keys, each of its type), a union, Any, None,
-    ``list``/``dict`` (parametrised or not), or a scalar (a bool is no int; an int is a float)."""
+    ``list``/``dict`` (parametrised or not), a string enum (one of its values), or a scalar (a bool is no int; an
+    int is a float)."""
     if kind is Any:
         return True
     if kind is None or kind is type(None):
@@ -258,6 +271,8 @@ def _fits(value, kind) -> bool:
         args = get_args(kind)
         return type(value) is dict and (not args or all(
             _fits(k, args[0]) and _fits(v, args[1]) for k, v in value.items()))
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return type(value) is str and value in kind._value2member_map_  # an enum travels as its value
     if kind is float:
         return type(value) in (int, float)
     return type(value) is kind

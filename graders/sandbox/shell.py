@@ -12,8 +12,13 @@ Nothing it sends decides a mark: the verdicts come from graders.checks, in other
 grader reads its replies against deadlines, caps them and checks their shape
 (graders.sandbox.shell_session); the caps here only keep a flood from filling this process's memory.
 
-- stdout and stderr, of Python (``print``) and of C code or programs (``!ls``, a library's
+- stdout and stderr, of Python (``print``) and of C code or programs (``os.system``, a library's
   warning): stream outputs, consecutive writes to one stream merged;
+- shell lines (``!ls``, ``x = !ls``, ``%pip``, ``%conda``) are not run: the jail has no terminal for them and
+  feedback has nothing to install; each says so in one line on stderr (``SHELL_SKIPPED``), and the cell goes on;
+- ``%matplotlib inline`` (or no backend) shows figures inline, as in a kernel; a GUI backend or event loop
+  (``%matplotlib qt``, ``%gui tk``) cannot open here: one line says figures are shown inline instead
+  (``GUI_INLINE``), and the cell goes on;
 - ``display`` and rich results: ``display_data`` and ``execute_result`` with every format IPython
   computes (matplotlib figures through its inline backend, as in a kernel);
 - an exception: an ``error`` output with IPython's traceback;
@@ -34,6 +39,7 @@ import threading
 from IPython.core.displayhook import DisplayHook
 from IPython.core.displaypub import DisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.text import LSString, SList
 from traitlets import Type
 from traitlets.config import Config
 
@@ -42,6 +48,9 @@ from graders.sandbox.wire import Message, send_frame
 
 INLINE = "module://matplotlib_inline.backend_inline"  # what ipykernel sets: figures appear as outputs
 FD_FILES = {1: ".vecgrade-stdout", 2: ".vecgrade-stderr"}  # where C-level output waits for the cell's end
+SHELL_SKIPPED = "shell commands do not run while grading: `{cmd}` was skipped"
+GUI_INLINE = "a `{gui}` window cannot open while grading: figures are shown inline"
+INLINE_GUIS = (None, "inline", "auto")  # what ``%matplotlib`` may ask for and still show figures as a kernel does
 
 
 class Outputs:
@@ -175,6 +184,30 @@ class Shell(InteractiveShell):
 
     def init_environment(self) -> None:  # as ipykernel: no pager can work here
         os.environ.update(PAGER="cat", GIT_PAGER="cat")
+
+    def system(self, cmd) -> None:  # type: ignore[override]
+        """``!cmd``, ``%pip``, ``%conda``: one line, never run (see the module's docstring)."""
+        print(SHELL_SKIPPED.format(cmd=" ".join(str(cmd).split())[:80]), file=sys.stderr)
+        self.user_ns["_exit_code"] = 1
+
+    system_piped = system_raw = system  # type: ignore[assignment]
+
+    def getoutput(self, cmd, split=True, depth=0):
+        """``x = !cmd``, ``!!cmd``, ``%sx``: the line, and no output."""
+        self.system(cmd)
+        return SList() if split else LSString("")
+
+    def enable_gui(self, gui=None) -> None:
+        """``%gui``, and the last step of ``%matplotlib``: no event loop runs here; inline needs none."""
+        if gui not in INLINE_GUIS:
+            print(GUI_INLINE.format(gui=gui), file=sys.stderr)
+
+    def enable_matplotlib(self, gui=None):
+        """``%matplotlib [backend]``: inline, as in a kernel; a GUI backend says so in one line and is inline too."""
+        if gui not in INLINE_GUIS:
+            print(GUI_INLINE.format(gui=gui), file=sys.stderr)
+            gui = "inline"
+        return super().enable_matplotlib(gui)
 
 
 def _config() -> Config:

@@ -36,8 +36,11 @@ from graders.model.errors import VecgradeError
 from graders.sandbox.exits import ProcessExit
 from graders.sandbox.protocol import (
     HELLO,
+    ErrorCode,
+    Failed,
     Killed,
     Op,
+    Raised,
     Role,
     Started,
     dispatch,
@@ -46,7 +49,7 @@ from graders.sandbox.protocol import (
     read_request,
     serve_requests,
 )
-from graders.sandbox.wire import Message, send_frame
+from graders.sandbox.wire import Message, WireError, send_frame
 
 MAX_ERROR = 300  # characters of a student's exception message that reach feedback
 
@@ -55,6 +58,19 @@ def _error_text(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     first = text.splitlines()[0] if text else type(exc).__name__
     return first[:MAX_ERROR]
+
+
+class Undefined(LookupError):
+    """No function of the requested name is defined in the child's namespace (``ErrorCode.NOT_DEFINED``)."""
+
+
+def raised(exc: BaseException) -> Raised | Failed:
+    """The reply for a request that raised ``exc``: its first line, and its ``ErrorCode``; a request the child
+    could not read (``WireError``: another op, another version) was not answered, ``Failed``."""
+    if isinstance(exc, WireError):
+        return {"error": _error_text(exc)}
+    code = ErrorCode.NOT_DEFINED if isinstance(exc, Undefined) else ErrorCode.RAISED
+    return {"error": _error_text(exc), "code": code}
 
 
 class CellTimeout(BaseException):
@@ -174,7 +190,7 @@ class Worker:
     def _function(self, name):
         fn = self.namespace.get(name)
         if not callable(fn):
-            raise LookupError(f"no function `{name}` is defined")
+            raise Undefined(f"no function `{name}` is defined")
         return fn
 
     def call(self, name, args, kwargs):
@@ -262,7 +278,7 @@ def _handle(worker: Worker, data: Message, fds: list[int]) -> bytes:
     except NotPlain as exc:
         return encode_reply({"refused": str(exc)})
     except BaseException as exc:  # noqa: BLE001 - report, never die on a student's error
-        return encode_reply({"error": _error_text(exc)})
+        return encode_reply(raised(exc))
 
 
 # -- the template ------------------------------------------------------------------------------------

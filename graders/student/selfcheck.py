@@ -148,6 +148,7 @@ class Examples:
     loop_hint: str = LOOP_HINT
     forbidden: tuple = ()
     forbidden_ops: tuple = ()
+    shape_params: tuple = ()  # parameters as fixed-size as a tensor's shape (``Exercise.shape_params``)
     speedup: float = 10.0
     bench_size: int | None = None  # the size the grader times "fast" at
     rtol: float = 1e-5  # the visible examples' tolerances (their expected values are rounded in the notebook)
@@ -178,7 +179,7 @@ class Examples:
     def findings(self, fn=None) -> list[Finding]:
         """The grader's static findings over every cell the kernel ran."""
         submission = Submission(self.program(fn))
-        return submission.iteration_findings(self.name, self.forbidden, self.loop_hint)
+        return submission.iteration_findings(self.name, self.forbidden, self.loop_hint, self.shape_params)
 
     def program(self, fn=None) -> list[tuple[str, str]]:
         """The kernel's cells (IPython's history); the function's own source when no cell defined it."""
