@@ -22,8 +22,8 @@ import ast
 from typing import Mapping, Sequence
 
 from graders.checks import reach
-from graders.checks.reader import module_label
 from graders.checks.finding import COSTS_FAST, DEFINITION, OUTSIDE, Finding, sorted_unique, summarize
+from graders.checks.reader import module_label
 from graders.model.hints import LOOP_HINT
 
 __all__ = ["Finding", "LOOP_HINT", "Submission", "module_label", "parse_cells", "summarize"]
@@ -105,6 +105,17 @@ class Submission:
         findings += self._definition_problems(function)
         findings += self._program(function)[1]
         return sorted_unique(findings)
+
+    def syntax_errors_for(self, function: str) -> list[str]:
+        """Each cell that does not run and may be why ``function`` is missing, worded for the student
+        (``cell 7 has a syntax error at line 3: invalid syntax``): the broken cells that seem to define it or a
+        name it needs; every broken cell when nothing else defines it."""
+        _, unbound = self._slice(function)
+        broken = [c for c in self.cells if c.error is not None]
+        mine = [c for c in broken if function in c.text_names or c.text_names & unbound]
+        if not mine and not any(function in s.binds for s in self.statements):
+            mine = broken
+        return [c.error_text for c in mine]
 
     def _definition_problems(self, function: str) -> list[Finding]:
         write = f"write it as a plain `def {function}(...):` at the top level of its cell"
