@@ -237,3 +237,61 @@ def test_the_kernel_the_self_check_and_the_grader_agree(case):
     grader = graded(cells)
     assert (ran, verdict_of(self_check), verdict_of(grader)) == (expected, expected, expected)
     assert comparable(self_check) == comparable(grader)
+
+
+# -- one tokenization per cell, IPython's result ---------------------------------------------------------------
+
+PIECES = ["!ls", "%time f()", "x = %time g()", "y = !ls", "z?", "?z", "a = (1,\n  % 2)", "s = '''\n%x\n'''",
+          "if a:\n    %ls\n    b = 1", "/print 1", "c = 1 \\\n  + 2", "!echo '''", "'''", "w = (", ")", "%%time",
+          "x = %time f(a,\n  b)", "%time \\\n  x", "  ?y", "# c", "", "def f():\n    %ls\n    return 1"]
+
+
+def _rejection(transforms, lines):
+    try:
+        transforms(list(lines))
+    except (RuntimeError, SyntaxError) as exc:
+        return exc
+    return None
+
+
+def test_the_single_tokenization_gives_ipythons_result_on_every_cell_that_parses():
+    """``_token_transforms`` reuses one tokenization where a transform replaced a whole, self-contained logical
+    line; IPython's own loop tokenizes again after every transform (``_exact_transforms``). On cells built from
+    tricky pieces (open brackets and strings, continuation lines, magics inside blocks) both give the same
+    lines wherever either reading parses."""
+    import ast
+    import random
+
+    from graders.checks.magics import clean_up
+    from graders.checks.reader import _exact_transforms, _token_transforms
+
+    def outcome(lines):
+        try:
+            return _token_transforms(list(lines)), _exact_transforms(list(lines))
+        except (RuntimeError, SyntaxError) as exc:  # IPython rejects the cell (too many transforms, bad indentation)
+            return repr(exc), repr(_rejection(_exact_transforms, lines))
+
+    def parses(lines) -> bool:
+        try:
+            ast.parse("".join(lines))
+        except SyntaxError:
+            return False
+        return True
+
+    draw = random.Random(38)
+    compared = 0
+    for _ in range(1500):
+        cell = "\n".join(draw.choice(PIECES) for _ in range(draw.randint(1, 10))) + "\n"
+        fast, exact = outcome(clean_up(cell)[0])
+        if isinstance(fast, str) or parses(fast) or parses(exact):
+            assert fast == exact, cell
+            compared += 1
+    assert compared > 300  # the corpus holds many cells that parse
+
+
+def test_a_cell_of_many_magic_lines_is_read_as_ipython_reads_it():
+    many = "\n".join(["!echo hi"] * 499) + "\nx = 1\n"
+    assert read_cell(many).lines[-2:] == ("x = 1", "") and read_cell(many).rejected is None
+    too_many = "\n".join(["!echo hi"] * 500) + "\n"
+    assert "still changing after 500 iterations" in (read_cell(too_many).rejected or "")
+    assert parse_cell("cell 2", too_many).describe_error().startswith("cell 2 has a syntax error: IPython cannot")

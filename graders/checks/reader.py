@@ -24,6 +24,7 @@ points at the student's own line. What IPython or Python rejects is the student'
 from __future__ import annotations
 
 import ast
+import tokenize
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -122,9 +123,69 @@ def _read(text: str) -> tuple[list[str], CellMagic | None, str | None]:
 
 def _token_transforms(lines: list[str]) -> list[str]:
     """IPython's ``TransformerManager.do_token_transforms``, with IPython's own transformers, except that the
-    magic, shell and help lines become ``pass`` and every line keeps its number."""
+    magic, shell and help lines become ``pass`` and every line keeps its number.
+
+    IPython tokenizes the whole cell again after each transform; since every line keeps its number here and a
+    transform replaces whole logical lines, one tokenization serves every logical line after it, and the cell is
+    tokenized again only where a transform did not replace exactly the logical line it was found on (a magic
+    inside brackets, a string that swallowed the next lines). The result is IPython's (``_exact_transforms``:
+    tests/test_reader.py compares them); the cost is one tokenization, not one per magic line."""
     transformers = TransformerManager().token_transformers
-    for _ in range(TRANSFORM_LOOP_LIMIT):
+    done = 0
+    tokens_by_line = make_tokens_by_line(lines)
+    index = 0
+    while index < len(tokens_by_line):
+        tokens = tokens_by_line[index]
+        found = [t for t in (cls.find([tokens]) for cls in transformers) if t] if tokens else []
+        if not found:
+            index += 1
+            continue
+        for transformer in sorted(found, key=TokenTransformBase.sortby):
+            try:
+                out = transformer.transform(lines)
+            except SyntaxError:
+                continue
+            break
+        else:  # IPython tries the other lines' candidates, or stops: its own loop decides
+            return _exact_transforms(lines, done)
+        done += 1
+        if done >= TRANSFORM_LOOP_LIMIT:
+            raise RuntimeError(f"Input transformation still changing after {TRANSFORM_LOOP_LIMIT} iterations. "
+                               "Aborting.")
+        last_row = len(out) - transformer.start_line - 1  # the unchanged tail, in lines
+        last_row = len(lines) - last_row                   # the last replaced line, 1-based
+        lines = _same_lines(lines, out, transformer)
+        if _self_contained(tokens) and tokens[-1].end[0] == last_row:
+            index += 1  # a complete logical line, replaced whole: the other lines tokenize as before
+        else:
+            tokens_by_line = make_tokens_by_line(lines)
+            index = 0
+    return lines
+
+
+def _self_contained(tokens: list[tokenize.TokenInfo]) -> bool:
+    """Whether a logical line ends as lines end and leaves no bracket or string open or closes one it did not
+    open: replacing it whole changes how no other line tokenizes."""
+    if tokens[-1].type not in (tokenize.NEWLINE, tokenize.NL):
+        return False
+    depth = 0
+    for token in tokens:
+        if token.type == tokenize.ERRORTOKEN and token.string[:1] in "'\"":
+            return False
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def _exact_transforms(lines: list[str], done: int = 0) -> list[str]:
+    """IPython's own loop (``do_token_transforms``, tokenizing the cell again after each transform), with the
+    lines kept as ``_same_lines`` keeps them; ``done``: the transforms already made."""
+    transformers = TransformerManager().token_transformers
+    for _ in range(TRANSFORM_LOOP_LIMIT - done):
         tokens_by_line = make_tokens_by_line(lines)
         found = [t for t in (cls.find(tokens_by_line) for cls in transformers) if t]
         for transformer in sorted(found, key=TokenTransformBase.sortby):
@@ -141,18 +202,18 @@ def _token_transforms(lines: list[str]) -> list[str]:
 
 def _same_lines(before: list[str], after: list[str], transformer: TokenTransformBase) -> list[str]:
     """``after`` (IPython's transform of ``before``: the lines from ``start_line`` on, up to an unchanged tail,
-    replaced by one new line) with that new line replaced by ``pass``, unless it is an autocall, and padded with
-    empty lines to the number of lines it replaced."""
+    replaced by one new line) with that new line replaced by ``pass``, unless it is an autocall, and followed by
+    an empty line for each other line it replaced, so every line keeps its place."""
     start = transformer.start_line
     tail = len(after) - start - 1
-    replaced = "".join(before[start:len(before) - tail])
+    replaced = len(before) - tail - start
     first = before[start]
     escape = first[transformer.start_col:transformer.start_col + 1]
     if isinstance(transformer, EscapedCommand) and escape in _AUTOCALL:
         new = after[start].rstrip("\n")
     else:
         new = first[:len(first) - len(first.lstrip())] + "pass"
-    return before[:start] + [new + "\n" * max(newlines(replaced), 1)] + after[start + 1:]
+    return before[:start] + [new + "\n"] + ["\n"] * (replaced - 1) + after[start + 1:]
 
 
 def module_label(name: str) -> str:
