@@ -102,12 +102,21 @@ def test_a_cell_magic_that_runs_its_body_elsewhere_holds_no_code(header):
     assert submission.iteration_findings(NAME) == []
 
 
-@pytest.mark.parametrize("header", ["%%time", "%%timeit -n 1 -r 1", "%%capture out", "\n\n%%capture\n%%time"])
+@pytest.mark.parametrize("header", ["%%time", "%%capture out", "%%prun -q", "\n\n%%capture\n%%time"])
 def test_a_cell_magic_that_runs_its_body_in_the_kernel_is_read(header):
     submission = graded([VECTORIZED, f"{header}\n{LOOP}"])
     assert verdict_of(submission) == "loop"
     [finding] = [f for f in submission.iteration_findings(NAME) if f.kind == ITERATION]
     assert (finding.cell, finding.line) == ("cell 2", header.count("\n") + 3)
+
+
+@pytest.mark.parametrize("header", ["%%timeit -n 1 -r 1", "%%capture\n%%timeit -n 1 -r 1"])
+def test_a_timeit_body_runs_inside_a_function_and_binds_no_name_of_the_notebook(header):
+    """``%%timeit`` times its body inside a function of its own: a `def` there defines nothing in the kernel."""
+    submission = graded([VECTORIZED, f"{header}\n{LOOP}"])
+    assert read_cell(f"{header}\n{LOOP}").binds_nothing
+    assert verdict_of(submission) == "vectorized"
+    assert graded([f"{header}\n{LOOP}"]).problems_for(NAME)[0].what == f"`{NAME}` is not defined"
 
 
 # -- syntax errors: the cell does not run, and the failure says why -----------------------------------------------
@@ -205,6 +214,7 @@ CORPUS = {
     "unknown cell magic": ([VECTORIZED, f"%%foo\n{LOOP}"], "vectorized"),
     "%%time loop version": ([VECTORIZED, f"%%time\n{LOOP}"], "loop"),
     "%%capture loop version": ([VECTORIZED, f"%%capture out\n{LOOP}"], "loop"),
+    "%%timeit loop version": ([VECTORIZED, f"%%timeit -n 1 -r 1\n{LOOP}"], "vectorized"),
     "syntax error": ([f"def {NAME}(x, n):\n    return (x.flatten() * n\n"], "undefined"),
 }
 

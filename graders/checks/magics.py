@@ -6,7 +6,8 @@ lines, removes the first line's indentation from every line and strips pasted pr
 starting with ``%%`` is a cell magic: its name runs to the first space, the rest of the line is its arguments,
 every other line its body. ``%%time``, ``%%timeit``, ``%%capture`` and ``%%prun`` run their body in
 the kernel as a cell again (``RUNS_BODY_AS_CELL``), cell magics included, so ``innermost`` follows them to the
-magic that decides what the cell does. Every other cell magic (``%%python3``, ``%%script``, ``%%bash``,
+magic that decides what the cell does; ``%%timeit`` runs it inside a function, so it binds no name of the
+notebook. Every other cell magic (``%%python3``, ``%%script``, ``%%bash``,
 ``%%html``, ``%%writefile``, one IPython does not know ...) runs its body elsewhere, or not at all: that body
 is not notebook code (graders.checks.reader).
 """
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from IPython.core.inputtransformer2 import TransformerManager
 
 RUNS_BODY_AS_CELL = frozenset({"time", "timeit", "capture", "prun"})
+RUNS_BODY_IN_A_FUNCTION = frozenset({"timeit"})  # ``%%timeit`` times the body inside a function: it binds nothing
 _HELP = re.compile(r"%%\w+\?")  # ``%%time?``: help on the magic, not the magic
 
 
@@ -26,6 +28,12 @@ class CellMagic:
     name: str  # ``writefile`` for ``%%writefile -a helpers.py``
     args: str  # ``-a helpers.py``
     body: str  # the cell's other lines, each ending with a newline
+
+    @property
+    def binds_nothing(self) -> bool:
+        """Whether the kernel runs the body inside a function of its own (``%%timeit``): the names it assigns or
+        defines are that function's, not the notebook's (a value it changes in place is still changed)."""
+        return self.name in RUNS_BODY_IN_A_FUNCTION
 
     @property
     def runs_body_here(self) -> bool:

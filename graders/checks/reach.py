@@ -38,6 +38,7 @@ class Cell:
     error: Finding | None = None   # the syntax error, for a cell that does not parse
     text_names: set[str] = field(default_factory=set)  # names a broken cell seems to define
     error_text: str = ""           # ``cell 7 has a syntax error at line 3: ...``, for a cell that does not parse
+    binds_nothing: bool = False    # its code runs inside a function (``%%timeit``): it binds no module-level name
 
 
 @dataclass(eq=False)
@@ -72,7 +73,7 @@ def parse_cell(label: str, source: str, python_only: bool = False) -> Cell:
     parsed = reader.parse_cell(label, source, python_only)
     lines = list(parsed.code.lines)
     if parsed.tree is not None:
-        return Cell(label, lines, parsed.tree)
+        return Cell(label, lines, parsed.tree, binds_nothing=parsed.code.binds_nothing)
     assert parsed.error is not None, "the reader gives every cell without a tree its syntax error"
     error = Finding(label, parsed.error.line, "syntax error", f"{parsed.error.message}; this cell does not run",
                     DEFINITION)
@@ -106,7 +107,8 @@ def statements(cells: Sequence[Cell]) -> list[Statement]:
             bind_block(scope, [node])
             now, later = _reads(node)
             imports_only = isinstance(node, (ast.Import, ast.ImportFrom))
-            out.append(Statement(cell, node, len(out), frozenset(scope.names), frozenset(now), frozenset(later),
+            binds = frozenset() if cell.binds_nothing else frozenset(scope.names)
+            out.append(Statement(cell, node, len(out), binds, frozenset(now), frozenset(later),
                                  imports_only, mutated_roots(node, methods, changing), aliases_of(node)))
     return out
 

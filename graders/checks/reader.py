@@ -6,7 +6,8 @@ IPython turns a cell into Python with its own input transformers
 
 - the clean-up (leading empty lines, the first line's indentation, pasted prompts) and the cell magic
   (graders.checks.magics): a cell magic that runs its body in the kernel (``%%time``, ``%%timeit``,
-  ``%%capture``, ``%%prun``) has that body read as a cell again; any other (``%%python3``, ``%%script``,
+  ``%%capture``, ``%%prun``) has that body read as a cell again (``%%timeit`` runs it inside a function:
+  ``CellCode.binds_nothing``); any other (``%%python3``, ``%%script``,
   ``%%bash``, ``%%html``, ``%%writefile``, one IPython does not know ...) runs its body elsewhere, so the cell
   holds no notebook code (``CellCode.foreign``);
 - the token transformers, in IPython's order: a line IPython runs as a magic, a shell command or a help request
@@ -55,6 +56,7 @@ class CellCode:
     lines: tuple[str, ...]
     magic: CellMagic | None = None  # the cell magic that decides what the cell does (innermost), if any
     rejected: str | None = None     # why IPython's transformers could not read the cell (it does not run)
+    binds_nothing: bool = False     # its code runs inside a function (``%%timeit``): no name of the notebook
 
     @property
     def foreign(self) -> bool:
@@ -96,29 +98,38 @@ def read_cell(source: str, python_only: bool = False) -> CellCode:
     count = text.count("\n") + 1  # the entries of ``source.split("\\n")``
     if python_only:
         return CellCode(tuple(text.split("\n")))
-    lines, magic, rejected = _read(text)
-    lines = (lines + [""] * count)[:count]
-    return CellCode(tuple(lines), magic, rejected)
+    read = _read(text)
+    lines = (read.lines + [""] * count)[:count]
+    return CellCode(tuple(lines), read.magic, read.rejected, read.binds_nothing)
 
 
-def _read(text: str) -> tuple[list[str], CellMagic | None, str | None]:
-    """(one Python line per line of ``text``, the innermost cell magic, why IPython rejected it)."""
+@dataclass
+class _Read:
+    lines: list[str]  # one Python line per line of the text read
+    magic: CellMagic | None = None
+    rejected: str | None = None
+    binds_nothing: bool = False
+
+
+def _read(text: str) -> _Read:
+    """``text`` read as IPython runs it; a cell magic's body that the kernel runs as a cell is read again."""
     if not text:
-        return [], None, None
+        return _Read([])
     lines, dropped = clean_up(text)
     total = dropped + newlines("".join(lines))
     magic = first_line_magic(lines)
     if magic is not None:
         if not magic.runs_body_here:
-            return [""] * total, magic, None
-        body, inner, rejected = _read(magic.body)
+            return _Read([""] * total, magic)
+        body = _read(magic.body)
         header = total - newlines(magic.body)
-        return [""] * header + body, inner or magic, rejected
+        return _Read([""] * header + body.lines, body.magic or magic, body.rejected,
+                     body.binds_nothing or magic.binds_nothing)
     try:
         lines = _token_transforms(lines)
     except Exception as exc:  # noqa: BLE001 - IPython refuses the cell (its kernel shows this and runs nothing)
-        return [""] * total, None, f"{type(exc).__name__}: {exc}"
-    return [""] * dropped + "".join(lines).split("\n")[:-1], None, None
+        return _Read([""] * total, rejected=f"{type(exc).__name__}: {exc}")
+    return _Read([""] * dropped + "".join(lines).split("\n")[:-1])
 
 
 def _token_transforms(lines: list[str]) -> list[str]:

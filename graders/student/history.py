@@ -39,11 +39,14 @@ def kernel_history() -> list[tuple[int, str]] | None:
 def _bound(source: str) -> set[str] | None:
     """The module-level names a cell binds, as the grader reads it; None for a cell that does not run."""
     try:
-        tree = parse_cell("cell", source).tree
+        cell = parse_cell("cell", source)
     except TooDeep:
         return None  # the grader refuses it, and the self-check says so (graders.student.selfcheck)
-    if tree is None:
+    if cell.tree is None:
         return None
+    if cell.binds_nothing:  # ``%%timeit``: its code ran inside a function
+        return set()
+    tree = cell.tree
     names: set[str] = set()
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
