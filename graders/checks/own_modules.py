@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from graders.checks.magics import CellMagic, innermost
+from graders.checks.nesting import TooDeep
 from graders.checks.reach import parse_cell
 
 MAX_MODULE_BYTES = 64 * 1024
@@ -94,8 +95,12 @@ def _written_target(magic: CellMagic) -> tuple[str, bool] | None:
 
 
 def _imported(source: str) -> set[str]:
-    """The top-level names of the modules a code cell imports, anywhere in it (as the grader reads the cell)."""
-    tree = parse_cell("cell", source).tree
+    """The top-level names of the modules a code cell imports, anywhere in it, as the kernel runs the cell
+    (graders.checks.reader: not in a magic, shell or help line, nor in a foreign cell magic's body)."""
+    try:
+        tree = parse_cell("cell", source).tree
+    except TooDeep:  # such a notebook is refused (graders.checks.reader.too_deep); its imports count for nothing
+        tree = None
     names: set[str] = set()
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.Import):

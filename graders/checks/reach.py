@@ -6,8 +6,10 @@ them in place (graders.checks.mutation). Scratch cells, magics, shell commands, 
 exercises' cells (even broken ones) are left out, so they cost this exercise nothing and cannot touch
 the process that measures it.
 
-Cells are parsed one by one. IPython lines (``%timeit``, ``!pip``, ``x = %time ...``, ``obj?``) are
-replaced by ``pass`` at the same indentation, so every statement keeps its original line number. The
+Cells are read as the kernel runs them (graders.checks.reader, IPython's own input transformers): magic, shell
+and help lines (``%timeit``, ``!pip``, ``x = %time ...``, ``obj?``, ``?obj``) are ``pass`` at the same
+indentation, a cell magic that runs its body elsewhere (``%%python3``, ``%%bash``, any unknown one) holds no
+code, and every statement keeps its original line number. The
 slice is rendered from each chosen statement's own source, never from whole lines: a second statement on
 the same line (``X = 1; <anything>``) is not part of it, and the rendered text is parsed again and
 compared with the chosen statements, so the process runs exactly the code the checker checked.
@@ -19,26 +21,24 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from graders.checks import reader
 from graders.checks.finding import DEFINITION, Finding
-from graders.checks.magics import innermost
 from graders.checks.mutation import Sharing, aliases_of, changing_functions, class_methods, constants, mutated_roots
 from graders.checks.scopes import Resolver, Scope, bind_block
 from graders.model.errors import VecgradeError
 
-# cell magics whose body is not Python: the whole cell is left out (also under %%capture or %%time)
-FOREIGN_CELL_MAGICS = {"bash", "sh", "script", "html", "javascript", "js", "latex", "markdown", "svg",
-                       "writefile", "file", "perl", "ruby", "python2", "sx", "system", "cython"}
-_IPYTHON_LINE = re.compile(r"^(\s*)(?:[%!]|[\w.,\s\[\]()*]+=\s*[%!])|^(\s*)[\w.]+\?\??\s*$")
 _TEXT_BINDING = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)|^(\w+)\s*(?::[^=\n]*)?=(?!=)", re.M)
 
 
 @dataclass(eq=False)
 class Cell:
     label: str
-    lines: list[str]               # the source as parsed, IPython lines replaced by `pass`
+    lines: list[str]               # the source as the kernel runs it, one entry per line (graders.checks.reader)
     tree: ast.Module | None
     error: Finding | None = None   # the syntax error, for a cell that does not parse
     text_names: set[str] = field(default_factory=set)  # names a broken cell seems to define
+    error_text: str = ""           # ``cell 7 has a syntax error at line 3: ...``, for a cell that does not parse
+    binds_nothing: bool = False    # its code runs inside a function (``%%timeit``): it binds no module-level name
 
 
 @dataclass(eq=False)
@@ -67,38 +67,18 @@ class Statement:
 
 
 def parse_cell(label: str, source: str, python_only: bool = False) -> Cell:
-    """A notebook cell, IPython lines neutralized (``python_only``: a ``.py`` module, where they are syntax
-    errors, as when it is imported)."""
-    lines = source.split("\n")
-    magic = None if python_only else innermost(source)  # as IPython reads it (graders.checks.magics)
-    if magic is not None:
-        if magic.name in FOREIGN_CELL_MAGICS:
-            return Cell(label, [], ast.Module(body=[], type_ignores=[]))
-        # %%time, %%timeit, %%capture, nested or not: the body is Python, the magics' lines and the empty lines
-        # before them are not (each becomes ``pass``, so every line keeps its number)
-        header = 0
-        while header < len(lines) and (not lines[header].strip() or lines[header].lstrip().startswith("%%")):
-            header += 1
-        lines = ["pass"] * header + lines[header:]
-    try:
-        return Cell(label, lines, ast.parse("\n".join(lines)))
-    except SyntaxError:
-        pass
-    cleaned = lines if python_only else [_neutral(line) for line in lines]
-    try:
-        return Cell(label, cleaned, ast.parse("\n".join(cleaned)))
-    except SyntaxError as e:
-        error = Finding(label, e.lineno or 0, "syntax error", f"{e.msg}; this cell does not run", DEFINITION)
-        names = {a or b for a, b in _TEXT_BINDING.findall("\n".join(cleaned))}
-        return Cell(label, cleaned, None, error, names)
-
-
-def _neutral(line: str) -> str:
-    m = _IPYTHON_LINE.match(line)
-    if not m:
-        return line
-    indent = m.group(1) if m.group(1) is not None else (m.group(2) or "")
-    return indent + "pass"
+    """A notebook cell as the kernel runs it (graders.checks.reader: magic, shell and help lines are ``pass``, a
+    foreign cell magic's body is no code; ``python_only``: a ``.py`` module, read as Python imports it). Raises
+    ``graders.checks.nesting.TooDeep`` for a cell nested past the limit."""
+    parsed = reader.parse_cell(label, source, python_only)
+    lines = list(parsed.code.lines)
+    if parsed.tree is not None:
+        return Cell(label, lines, parsed.tree, binds_nothing=parsed.code.binds_nothing)
+    assert parsed.error is not None, "the reader gives every cell without a tree its syntax error"
+    error = Finding(label, parsed.error.line, "syntax error", f"{parsed.error.message}; this cell does not run",
+                    DEFINITION)
+    names = {a or b for a, b in _TEXT_BINDING.findall(source if parsed.code.rejected else parsed.code.text)}
+    return Cell(label, lines, None, error, names, parsed.describe_error())
 
 
 def _reads(stmt: ast.stmt) -> tuple[set[str], set[str]]:
@@ -127,7 +107,8 @@ def statements(cells: Sequence[Cell]) -> list[Statement]:
             bind_block(scope, [node])
             now, later = _reads(node)
             imports_only = isinstance(node, (ast.Import, ast.ImportFrom))
-            out.append(Statement(cell, node, len(out), frozenset(scope.names), frozenset(now), frozenset(later),
+            binds = frozenset() if cell.binds_nothing else frozenset(scope.names)
+            out.append(Statement(cell, node, len(out), binds, frozenset(now), frozenset(later),
                                  imports_only, mutated_roots(node, methods, changing), aliases_of(node)))
     return out
 

@@ -23,6 +23,7 @@ from typing import Mapping, Sequence
 
 from graders.checks import reach
 from graders.checks.finding import COSTS_FAST, DEFINITION, OUTSIDE, Finding, sorted_unique, summarize
+from graders.checks.reader import module_label
 from graders.model.hints import LOOP_HINT
 
 __all__ = ["Finding", "LOOP_HINT", "Submission", "module_label", "parse_cells", "summarize"]
@@ -30,12 +31,9 @@ __all__ = ["Finding", "LOOP_HINT", "Submission", "module_label", "parse_cells", 
 _SEPARATE = "put each statement of this cell on a line of its own"
 
 
-def module_label(name: str) -> str:
-    return f"{name}.py"
-
-
 def parse_cells(cells: Sequence[tuple[str, str]]) -> tuple[list[tuple[str, ast.Module]], list[Finding]]:
-    """Parse each (label, source) cell, IPython lines neutralized; broken cells become findings."""
+    """Parse each (label, source) cell as the kernel runs it (graders.checks.reader); broken cells become findings.
+    Raises ``graders.checks.nesting.TooDeep`` for a cell nested past the limit."""
     parsed: list[tuple[str, ast.Module]] = []
     problems: list[Finding] = []
     for label, source in cells:
@@ -53,10 +51,13 @@ class Submission:
     (module name -> source)."""
 
     def __init__(self, cells: Sequence[tuple[str, str]], modules: Mapping[str, str] | None = None):
+        """Raises ``graders.checks.nesting.TooDeep`` when a cell or module nests past the limit (read nowhere)."""
         self.cells = [reach.parse_cell(label, source) for label, source in cells]
+        self.modules = dict(modules or {})
+        self._modules = {name: reach.parse_cell(module_label(name), source, python_only=True)
+                         for name, source in self.modules.items()}
         self.statements = reach.statements(self.cells)
         self.sharing = reach.sharing(self.statements)
-        self.modules = dict(modules or {})
         self._slices: dict[str, tuple[list[reach.Statement], set[str]]] = {}
         self._programs: dict[str, tuple[list[tuple[str, str]], list[Finding]]] = {}
         self._findings: dict[tuple, list[Finding]] = {}
@@ -104,6 +105,17 @@ class Submission:
         findings += self._definition_problems(function)
         findings += self._program(function)[1]
         return sorted_unique(findings)
+
+    def syntax_errors_for(self, function: str) -> list[str]:
+        """Each cell that does not run and may be why ``function`` is missing, worded for the student
+        (``cell 7 has a syntax error at line 3: invalid syntax``): the broken cells that seem to define it or a
+        name it needs; every broken cell when nothing else defines it."""
+        _, unbound = self._slice(function)
+        broken = [c for c in self.cells if c.error is not None]
+        mine = [c for c in broken if function in c.text_names or c.text_names & unbound]
+        if not mine and not any(function in s.binds for s in self.statements):
+            mine = broken
+        return [c.error_text for c in mine]
 
     def _definition_problems(self, function: str) -> list[Finding]:
         write = f"write it as a plain `def {function}(...):` at the top level of its cell"
@@ -182,13 +194,13 @@ class Submission:
         return found
 
     def _module_tree(self, name: str) -> ast.Module | None:
-        return reach.parse_cell(module_label(name), self.modules[name], python_only=True).tree
+        return self._modules[name].tree
 
     def _module_findings(self, name: str, forbidden, loop_hint: str, own: frozenset[str]) -> list[Finding]:
         """A module runs whole when it is imported: every statement of it is checked, in its own namespace."""
         from graders.checks.subset import check_program  # noqa: PLC0415  (imports torch: only when checking)
         label = module_label(name)
-        cell = reach.parse_cell(label, self.modules[name], python_only=True)
+        cell = self._modules[name]
         if cell.tree is None:
             assert cell.error is not None, "parse_cell gives every cell without a tree its syntax error"
             return [cell.error]

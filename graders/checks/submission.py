@@ -266,7 +266,8 @@ class GradingRun:
                     return all_parts(not_graded, Reason.KILLED, f"the code of `{ex.name}` could not run: {exc}")
                 checks = ExerciseChecks(ex, student, reference, submission, exercise_seed(self.seed, ex.name),
                                         timeouts, run=self, notebook_budget=budget)
-                return with_load_errors(checks.run(), ex.name, student.load_errors)
+                return with_load_errors(checks.run(), ex.name, student.load_errors,
+                                        submission.syntax_errors_for(ex.name))
 
     def _drop_spare(self) -> None:
         """The spare template no exercise took (the notebook's grading ended) is ended, with its jail."""
@@ -304,14 +305,21 @@ def kept_in_time(first: dict[str, Verdict], again: dict[str, Verdict]) -> dict[s
             for p, v in again.items()}
 
 
-def with_load_errors(verdicts: dict[str, Verdict], name: str, errors: list[str]) -> dict[str, Verdict]:
+def with_load_errors(verdicts: dict[str, Verdict], name: str, errors: list[str],
+                     syntax: list[str] | None = None) -> dict[str, Verdict]:
     """A failed "correct" says what went wrong while the code loaded (a cell that raised, an import that
-    failed), not only what followed from it ("no function ... is defined")."""
+    failed), not only what followed from it ("no function ... is defined"); and, when the function is not
+    defined, each cell it needed that does not run (``syntax``: ``Submission.syntax_errors_for``)."""
     correct = verdicts["correct"]
-    if correct.passed or not errors:
+    syntax = syntax if correct.reason is Reason.NOT_DEFINED else None
+    if correct.passed or not (errors or syntax):
         return verdicts
     loaded = "; ".join(errors)
-    if correct.reason is Reason.NOT_DEFINED:
+    if syntax:
+        cells = "a cell it needs does" if len(syntax) == 1 else "cells it needs do"
+        message = f"`{name}` is not defined because {cells} not run: {'; '.join(syntax)}"
+        message += f"; while its code loaded: {loaded}" if errors else ""
+    elif correct.reason is Reason.NOT_DEFINED:
         message = f"`{name}` was not defined because its code failed while loading: {loaded}"
     else:
         message = f"{correct.message}; while its code loaded: {loaded}"

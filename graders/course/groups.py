@@ -19,6 +19,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from graders.checks.identity import near_key, program_key
+from graders.checks.nesting import TooDeep
 from graders.checks.own_modules import notebook_modules, read_modules
 from graders.checks.static import Submission
 from graders.coursedir.course import Course
@@ -74,7 +75,11 @@ def answer_groups(course: Course, assignment: Assignment, students: list[str]) -
         nb = nbformat.read(path, as_version=4)
         # the student's own modules are part of the program, as in the grader's key: the files autograded beside
         # the notebook and the ones it writes itself
-        submission = Submission(submission_cells(nb, assignment), notebook_modules(nb, read_modules(path.parent)))
+        try:
+            submission = Submission(submission_cells(nb, assignment),
+                                    notebook_modules(nb, read_modules(path.parent)))
+        except TooDeep:
+            continue  # refused, not graded (graders.checks.nesting): no program to group
         for ex in assignment.exercises:
             if not submission.statements_for(ex.name):
                 continue  # nothing written for it: no program to group

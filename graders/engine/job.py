@@ -24,10 +24,13 @@ from nbgrader.preprocessors import SaveAutoGrades
 from nbgrader.utils import setenv
 
 from graders.checks.fast import measure_reference
+from graders.checks.own_modules import notebook_modules, read_modules
+from graders.checks.reader import too_deep
 from graders.checks.submission import GradingRun
 from graders.engine.request import GradingOutcome, GradingRequest, SubmissionStatus
 from graders.model.exercise import load_assignment_once
 from graders.model.fingerprint import fingerprint
+from graders.model.notebook import submission_cells
 from graders.model.verdict import Reason, Status
 from graders.pipeline.intake import Intake
 from graders.pipeline.refusals import NotebookReads, notebook_of, refusal
@@ -165,6 +168,9 @@ def _judge(request: GradingRequest, config, folder: Path, reads: NotebookReads) 
                 nb = notebook_of(read)
             except Exception as exc:  # noqa: BLE001 - JSON that is not a notebook: the student's to fix
                 return _refused(request, f"NotANotebookError: {path.name}: {type(exc).__name__}: {exc}"[:300])
+            deep = _too_deep(request, nb, folder)
+            if deep:
+                return _refused(request, f"TooDeepError: {path.name}: {deep}"[:300], deep)
             resources: dict = {"unique_key": notebook_id, "metadata": {"path": str(folder)},
                                "nbgrader": {"student": request.student, "assignment": request.assignment,
                                             "notebook": notebook_id, "db_url": ""},
@@ -199,6 +205,16 @@ def _judge(request: GradingRequest, config, folder: Path, reads: NotebookReads) 
             f"not graded: {why}"[:300]
         outcome.notebooks = {}
     return outcome
+
+
+def _too_deep(request: GradingRequest, nb, folder: Path) -> str | None:
+    """The student's reason when a cell of ``nb`` or a module of theirs nests past what vecgrade reads
+    (graders.checks.reader.too_deep), checked before any of it runs; None otherwise (or without definitions)."""
+    definitions = _definitions_folder(request.definitions) / f"{request.assignment}.py"
+    if not definitions.is_file():
+        return None
+    assignment = load_assignment_once(definitions)
+    return too_deep(submission_cells(nb, assignment), notebook_modules(nb, read_modules(folder)))
 
 
 def reference_measurements(request: GradingRequest, exercise: str) -> dict:

@@ -24,6 +24,7 @@ from nbgrader.utils import determine_grade
 from traitlets import Bool, Float, Instance, Integer, Unicode
 
 from graders.checks.own_modules import notebook_modules, read_modules
+from graders.checks.reader import too_deep
 from graders.checks.timeouts import Timeouts
 from graders.model.errors import VecgradeError
 from graders.model.fingerprint import stamp
@@ -129,9 +130,17 @@ class TrustedVerdicts(NbGraderPreprocessor):
         # the submission's own modules beside the notebook (helpers.py), and those the notebook writes itself
         # (%%writefile helpers.py): the kernel imported them from there
         modules = notebook_modules(nb, read_modules(resources.get("metadata", {}).get("path")))
+        cells = submission_cells(nb, assignment)
+        deep = too_deep(cells, modules)
+        if deep:  # refused as a whole, with the student's reason (vecgrade's own job refuses it before any kernel)
+            self.results = {ex.name: all_parts(not_graded, Reason.REFUSED, deep) for ex in assignment.exercises}
+            write_verdicts(nb, assignment, self.results)
+            if self.refuse_not_graded:
+                raise NotGraded(f"not graded: {deep}")
+            return nb, resources
         try:
             results = run.grade(
-                assignment, submission_cells(nb, assignment), limits, timeouts, sandbox=sandbox,
+                assignment, cells, limits, timeouts, sandbox=sandbox,
                 notebook_timeout=self.notebook_timeout, modules=modules)
             self.keys, self.computed = dict(run.keys), sorted(run.computed)
         except Exception as exc:  # noqa: BLE001 - fail closed: no verdict, no points, never a 0

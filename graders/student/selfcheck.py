@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import torch
 
 from graders.checks.compare import mismatch
+from graders.checks.nesting import TooDeep
 from graders.checks.rules import forbidden_ops_used, grows
 from graders.checks.static import LOOP_HINT, Finding, Submission, summarize
 from graders.model.errors import VecgradeError
@@ -196,7 +197,10 @@ class Examples:
     def vectorized(self) -> tuple[bool, str]:
         if not self.correct()[0]:
             return False, GATED
-        findings = self.findings()
+        try:
+            findings = self.findings()
+        except TooDeep as exc:  # the grader refuses such a notebook, with this reason
+            return False, str(exc)
         if findings:
             return False, summarize(findings)
         try:
@@ -342,5 +346,9 @@ def expect(call: str, thunk, expected, rtol: float = 1e-5, atol: float = 1e-6) -
 def check_loops(fn, forbidden=(), loop_hint: str = LOOP_HINT, preamble: str = "import torch") -> None:
     """Print the grader's static findings for ``fn`` over all the code the kernel ran."""
     checks = Examples(fn.__name__, forbidden=tuple(forbidden), loop_hint=loop_hint, preamble=preamble)
-    findings = checks.findings(fn)
+    try:
+        findings = checks.findings(fn)
+    except TooDeep as exc:
+        print(f"[x] {exc}")
+        return
     print(f"[x] {summarize(findings)}" if findings else f"[ok] no Python-level iteration in {fn.__name__}")
