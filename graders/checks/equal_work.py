@@ -44,7 +44,7 @@ def equal_work_sizes(sizes, gen: torch.Generator):
         logs -= logs.mean()  # the factors' product is one: the work stays where it was
         drawn = list(sizes)
         for i, log in zip(varied, logs.tolist(), strict=True):
-            drawn[i] = max(MIN_SIZE, round(sizes[i] * math.exp(log)))
+            drawn[i] = max(1, round(sizes[i] * math.exp(log)))
         if abs(math.prod(drawn) / target - 1) <= TOLERANCE:
             return type(sizes)(drawn)
     return sizes
