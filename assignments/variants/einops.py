@@ -49,7 +49,8 @@ def patchify_half_loop_c(images, p):
     B, C, H, W = images.shape
     out = torch.empty(B, (H // p) * (W // p), p * p * C, dtype=images.dtype)
     for c in range(C):  # the channels are innermost in each patch: every C-th value of the token
-        out[:, :, c::C] = images[:, c].reshape(B, H // p, p, W // p, p).permute(0, 1, 3, 2, 4).reshape(B, -1, p * p)
+        out[:, :, c::C] = images[:, c].reshape(B, H // p, p, W // p, p).permute(0, 1, 3, 2, 4) \
+            .reshape(B, (H // p) * (W // p), p * p)
     return out
 
 
