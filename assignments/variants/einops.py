@@ -27,6 +27,20 @@ def batched_bilinear_half_loop_o(x, W, y):
     return out
 
 
+def batched_bilinear_half_loop_i(x, W, y):
+    out = torch.zeros(x.shape[0], W.shape[0], dtype=x.dtype)
+    for i in range(x.shape[1]):  # x[b, i] times the form's row i applied to y[b]
+        out += x[:, i:i + 1] * (y @ W[:, i].T)
+    return out
+
+
+def batched_bilinear_half_loop_j(x, W, y):
+    out = torch.zeros(x.shape[0], W.shape[0], dtype=x.dtype)
+    for j in range(y.shape[1]):  # y[b, j] times the form's column j applied to x[b]
+        out += y[:, j:j + 1] * (x @ W[:, :, j].T)
+    return out
+
+
 def patchify_rearrange(images, p):
     return rearrange(images, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=p, p2=p)
 
@@ -142,6 +156,22 @@ def channel_shuffle_half_loop_c(x, groups):
     out = torch.empty_like(x, memory_format=torch.contiguous_format)
     for c in range(C):  # output channel c * groups + g comes from input channel g * k + c
         out[:, c] = x[:, (c % groups) * k + c // groups]
+    return out
+
+
+def channel_shuffle_half_loop_rows(x, groups):
+    B, C, H, W = x.shape
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    for i in range(H):
+        out[:, :, i] = x[:, :, i].reshape(B, groups, C // groups, W).transpose(1, 2).reshape(B, C, W)
+    return out
+
+
+def channel_shuffle_half_loop_cols(x, groups):
+    B, C, H, W = x.shape
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    for j in range(W):
+        out[:, :, :, j] = x[:, :, :, j].reshape(B, groups, C // groups, H).transpose(1, 2).reshape(B, C, H)
     return out
 
 
