@@ -62,6 +62,9 @@ KEEPS_STATE = {
     "own method on a module-level instance": "class Counter:\n    def __init__(self):\n        self.n = 0\n"
                                              "    def tick(self):\n        self.n += 1\n        return self.n\n"
                                              "C = Counter()\ndef f(a):\n    C.tick()\n    return a\n",
+    "an instance made by a factory": "class Memo:\n    def __init__(self):\n        self.d = {}\n"
+                                     "    def put(self, k, v):\n        self.d[k] = v\n        return v\n"
+                                     "def make():\n    return Memo()\nM = make()\ndef f(a):\n    return M.put(0, a * 2)\n",
     "a module-level instance whose __call__ keeps it": "class Memo:\n    def __init__(self):\n        self.d = {}\n"
                                                        "    def __call__(self, a):\n        self.d[0] = a * 2\n"
                                                        "        return self.d[0]\nM = Memo()\ndef f(a):\n"
@@ -117,6 +120,14 @@ HONEST = {
                                    "    def forward(self, a):\n        self.last = a\n        return a * 2\n"
                                    "def f(a):\n    return Scale()(a)\n",
     "module-level constants": "SCALE = 2.0\nDIMS = (0, 1)\ndef f(a):\n    return a * SCALE\n",
+    "a dict's get beside a class whose get keeps": "class Memo:\n    def __init__(self):\n        self.d = {}\n"
+                                                   "    def get(self, k, v):\n        self.d[k] = v\n        return v\n"
+                                                   "MODES = {'a': 2}\ndef f(a):\n    return a * MODES.get('a', 1)\n",
+    "a module-level lambda beside a class whose __call__ keeps": "class Memo:\n    def __init__(self):\n"
+                                                                 "        self.d = {}\n    def __call__(self, a):\n"
+                                                                 "        self.d[0] = a\n        return a\n"
+                                                                 "double = lambda t: t * 2\ndef f(a):\n"
+                                                                 "    return double(a)\n",
 }
 
 

@@ -55,7 +55,8 @@ class StateRules:
                     self.function_of[id(scope)] = node
         module = ast.Module(body=list(checker.nodes), type_ignores=[])
         self.changing = changing_functions([module])  # the student's functions that change a parameter
-        self.self_changing = _self_changing(module)  # the student's methods that change ``self``
+        self.methods = _self_changing(module)  # class name -> its methods that change ``self``
+        self.any_method = frozenset().union(*self.methods.values())
 
     def check(self, node: ast.AST) -> None:
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):  # `c |= {k: out}`
@@ -96,10 +97,43 @@ class StateRules:
             for where in self.changing[f.id]:
                 found += node.args[where:where + 1] if isinstance(where, int) else \
                     [k.value for k in node.keywords if k.arg == where]
-        if isinstance(f, ast.Attribute) and f.attr in self.self_changing:
+        if isinstance(f, ast.Attribute) and self._changes_self(f.value, {f.attr}):
             found.append(f.value)
-        if isinstance(f, ast.Name) and self.self_changing & _CALLED_AS_INSTANCE and not self._own_function(f):
+        if isinstance(f, ast.Name) and not self._own_function(f) and self._changes_self(f, _CALLED_AS_INSTANCE):
             found.append(f)  # `_m(key)`: an instance whose `__call__` (or an nn.Module's `forward`) changes it
+        return found
+
+    def _changes_self(self, receiver: ast.AST, methods: set[str]) -> bool:
+        """Calling one of ``methods`` on ``receiver`` runs a method of the student's that changes ``self``: the
+        receiver is made by a class of the student's with such a method (``M = Memo()``, ``_m=Memo()``), or is
+        made elsewhere (a factory, an alias) while some class of the student's has one."""
+        if not self.any_method & methods:
+            return False
+        classes = self._classes(receiver)
+        return any(self.methods.get(c, frozenset()) & methods for c in classes) if classes is not None else True
+
+    def _classes(self, receiver: ast.AST) -> set[str] | None:
+        """The student's classes ``receiver`` may be an instance of, by the values its name is bound to at module
+        level or as a parameter's default; an empty set for literals (a dict, a list, a number); None when
+        unknown (a call of something else, a name bound in a function)."""
+        root = root_node(receiver)
+        load = self.checker.resolver.loads.get(id(root)) if root is not None else None
+        if root is not receiver or load is None or load[1] is None:
+            return None
+        found: set[str] = set()
+        for definer in load[1].names.get(root.id, []):
+            value = self._default(definer) if isinstance(definer, ast.arg) else definer
+            if value is None and isinstance(definer, ast.arg):
+                continue  # a parameter without a default: the caller's value, not kept
+            if isinstance(value, (ast.Constant, ast.Dict, ast.List, ast.Set, ast.Tuple, ast.JoinedStr,
+                                  ast.ListComp, ast.DictComp, ast.SetComp)):
+                continue
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.methods:
+                found.add(value.func.id)
+            elif isinstance(value, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.alias)):
+                continue
+            else:
+                return None
         return found
 
     def _own_function(self, name: ast.Name) -> bool:
@@ -190,13 +224,14 @@ def _function_scope(scope: Scope) -> Scope:
     return scope
 
 
-def _self_changing(module: ast.Module) -> frozenset[str]:
-    """Names of the methods of the student's classes that change ``self`` in place (``self.d[k] = v``,
-    ``self.seen.append(x)``, ``self.n += 1``), constructors aside."""
-    found = set()
+def _self_changing(module: ast.Module) -> dict[str, frozenset[str]]:
+    """For each class of the student's, the names of its methods that change ``self`` in place
+    (``self.d[k] = v``, ``self.seen.append(x)``, ``self.n += 1``), constructors aside."""
+    methods: dict[str, frozenset[str]] = {}
     for cls in ast.walk(module):
         if not isinstance(cls, ast.ClassDef):
             continue
+        found = set()
         for fn in cls.body:
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name in _CONSTRUCTORS:
                 continue
@@ -206,7 +241,9 @@ def _self_changing(module: ast.Module) -> frozenset[str]:
             me = params[0].arg
             if any(me in mutated_roots(stmt) for stmt in fn.body):
                 found.add(fn.name)
-    return frozenset(found)
+        if found:
+            methods[cls.name] = methods.get(cls.name, frozenset()) | found
+    return methods
 
 
 def _changed(node: ast.AST) -> list[ast.AST]:
