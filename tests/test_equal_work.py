@@ -10,7 +10,8 @@ from graders.checks.equal_work import TOLERANCE, equal_work, equal_work_sizes, s
 from graders.checks.parts import ExerciseChecks
 from graders.checks.static import Submission
 from graders.checks.submission import GradingRun, grade_submission
-from graders.model.exercise import load_assignment
+from graders.checks.timing import inputs
+from graders.model.exercise import load_assignment, load_course
 
 from tests.testkit import ROOT
 
@@ -111,3 +112,19 @@ def test_nothing_computed_before_a_timed_call_earns_fast(source):
 def test_the_honest_answer_is_fast_on_the_drawn_shapes():
     result = grade(HONEST)
     assert all(v.passed for v in result.values()), {p: v.message for p, v in result.items()}
+
+
+def _fingerprint(args) -> str:
+    return repr([(a.dtype, tuple(a.shape), a.numpy().tobytes()) if isinstance(a, torch.Tensor) else a for a in args])
+
+
+COURSE = load_course(ROOT / "assignments")
+EVERY = [ex for a in COURSE.values() for ex in a.exercises]
+
+
+@pytest.mark.parametrize("ex", EVERY, ids=lambda ex: ex.name)
+def test_no_two_timed_calls_of_any_exercise_have_the_same_inputs(ex):
+    """Data or shape, every exercise's timed calls differ from one another (what a memo would need to hit)."""
+    gen = torch.Generator().manual_seed(2)
+    seen = [_fingerprint(inputs(ex, gen)) for _ in range(16)]
+    assert len(set(seen)) == len(seen), ex.name
