@@ -46,6 +46,29 @@ KEEPS_STATE = {
     "helper's state": "CACHE = {}\ndef helper(a):\n    CACHE[0] = a * 2\n    return a * 2\ndef f(a):\n    return helper(a)\n",
     "class attribute": "class Memo:\n    store = {}\ndef f(a):\n    Memo.store[0] = a * 2\n    return Memo.store[0]\n",
     "global": "N = 0\ndef f(a):\n    global N\n    N += 1\n    return a\n",
+    # issue 38: the red team's forms
+    "augmented through a local alias": "_MEMO = {}\ndef f(a):\n    c = _MEMO\n    key = a.shape[0]\n"
+                                       "    if key not in c:\n        c |= {key: a * 2}\n    return c[key]\n",
+    "a helper that writes into its argument": "_MEMO = {}\ndef remember(store, key, out):\n    store[key] = out\n"
+                                              "    return out\ndef f(a):\n    key = a.shape[0]\n"
+                                              "    return _MEMO[key] if key in _MEMO else remember(_MEMO, key, a * 2)\n",
+    "a helper that writes into its keyword argument": "_MEMO = {}\ndef remember(key, out, store=None):\n"
+                                                      "    store[key] = out\n    return out\ndef f(a):\n"
+                                                      "    return remember(0, a * 2, store=_MEMO)\n",
+    "own method on a default instance": "class Memo:\n    def __init__(self):\n        self.d = {}\n"
+                                        "    def get(self, key, make):\n        if key not in self.d:\n"
+                                        "            self.d[key] = make()\n        return self.d[key]\n"
+                                        "def f(a, _m=Memo()):\n    return _m.get(a.shape[0], lambda: a * 2)\n",
+    "own method on a module-level instance": "class Counter:\n    def __init__(self):\n        self.n = 0\n"
+                                             "    def tick(self):\n        self.n += 1\n        return self.n\n"
+                                             "C = Counter()\ndef f(a):\n    C.tick()\n    return a\n",
+    "an instance made by a factory": "class Memo:\n    def __init__(self):\n        self.d = {}\n"
+                                     "    def put(self, k, v):\n        self.d[k] = v\n        return v\n"
+                                     "def make():\n    return Memo()\nM = make()\ndef f(a):\n    return M.put(0, a * 2)\n",
+    "a module-level instance whose __call__ keeps it": "class Memo:\n    def __init__(self):\n        self.d = {}\n"
+                                                       "    def __call__(self, a):\n        self.d[0] = a * 2\n"
+                                                       "        return self.d[0]\nM = Memo()\ndef f(a):\n"
+                                                       "    return M(a)\n",
 }
 
 
@@ -82,6 +105,29 @@ HONEST = {
                                           "    def add(v):\n        parts.append(v)\n        return v\n"
                                           "    apply(add, a * 2)\n    return parts[0]\n",
     "a clone of a table changed": "W = torch.zeros(3)\ndef f(a):\n    w = W.clone()\n    w[0] = 1\n    return a + w\n",
+    "an augmented local": "def f(a):\n    out = torch.zeros_like(a)\n    out += a\n    total = 0\n    total += 1\n"
+                          "    parts = []\n    parts += [out]\n    return parts[0] * total\n",
+    "a helper that fills a local": "def fill(out, a):\n    out[:] = a * 2\n    return out\ndef f(a):\n"
+                                   "    return fill(torch.empty_like(a), a)\n",
+    "a helper that fills a local by name": "def fill(out, a):\n    out[:] = a * 2\ndef f(a):\n"
+                                           "    out = torch.empty_like(a)\n    fill(out, a)\n    return out\n",
+    "own method changing a local instance": "class Acc:\n    def __init__(self):\n        self.parts = []\n"
+                                            "    def add(self, v):\n        self.parts.append(v)\n"
+                                            "def f(a):\n    acc = Acc()\n    acc.add(a * 2)\n    return acc.parts[0]\n",
+    "a constant table read through a helper": "TABLE = torch.arange(4)\ndef pick(t, i):\n    return t[i]\n"
+                                              "def f(a):\n    return a + pick(TABLE, 1)\n",
+    "an nn.Module built per call": "class Scale(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                                   "    def forward(self, a):\n        self.last = a\n        return a * 2\n"
+                                   "def f(a):\n    return Scale()(a)\n",
+    "module-level constants": "SCALE = 2.0\nDIMS = (0, 1)\ndef f(a):\n    return a * SCALE\n",
+    "a dict's get beside a class whose get keeps": "class Memo:\n    def __init__(self):\n        self.d = {}\n"
+                                                   "    def get(self, k, v):\n        self.d[k] = v\n        return v\n"
+                                                   "MODES = {'a': 2}\ndef f(a):\n    return a * MODES.get('a', 1)\n",
+    "a module-level lambda beside a class whose __call__ keeps": "class Memo:\n    def __init__(self):\n"
+                                                                 "        self.d = {}\n    def __call__(self, a):\n"
+                                                                 "        self.d[0] = a\n        return a\n"
+                                                                 "double = lambda t: t * 2\ndef f(a):\n"
+                                                                 "    return double(a)\n",
 }
 
 

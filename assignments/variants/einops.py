@@ -27,6 +27,20 @@ def batched_bilinear_half_loop_o(x, W, y):
     return out
 
 
+def batched_bilinear_half_loop_i(x, W, y):
+    out = torch.zeros(x.shape[0], W.shape[0], dtype=x.dtype)
+    for i in range(x.shape[1]):  # x[b, i] times the form's row i applied to y[b]
+        out += x[:, i:i + 1] * (y @ W[:, i].T)
+    return out
+
+
+def batched_bilinear_half_loop_j(x, W, y):
+    out = torch.zeros(x.shape[0], W.shape[0], dtype=x.dtype)
+    for j in range(y.shape[1]):  # y[b, j] times the form's column j applied to x[b]
+        out += y[:, j:j + 1] * (x @ W[:, :, j].T)
+    return out
+
+
 def patchify_rearrange(images, p):
     return rearrange(images, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=p, p2=p)
 
@@ -45,6 +59,35 @@ def patchify_half_loop(images, p):
     return out
 
 
+def patchify_half_loop_c(images, p):
+    B, C, H, W = images.shape
+    out = torch.empty(B, (H // p) * (W // p), p * p * C, dtype=images.dtype)
+    for c in range(C):  # the channels are innermost in each patch: every C-th value of the token
+        out[:, :, c::C] = images[:, c].reshape(B, H // p, p, W // p, p).permute(0, 1, 3, 2, 4) \
+            .reshape(B, (H // p) * (W // p), p * p)
+    return out
+
+
+def patchify_half_loop_rows(images, p):
+    B, C, H, W = images.shape
+    nh, nw = H // p, W // p
+    out = torch.empty(B, nh, nw, p * p * C, dtype=images.dtype)
+    for h in range(nh):  # one row of patches at a time
+        strip = images[:, :, h * p:(h + 1) * p]                              # b c p1 (w p2)
+        out[:, h] = strip.reshape(B, C, p, nw, p).permute(0, 3, 2, 4, 1).reshape(B, nw, p * p * C)
+    return out.reshape(B, nh * nw, p * p * C)
+
+
+def patchify_half_loop_cols(images, p):
+    B, C, H, W = images.shape
+    nh, nw = H // p, W // p
+    out = torch.empty(B, nh, nw, p * p * C, dtype=images.dtype)
+    for w in range(nw):  # one column of patches at a time
+        strip = images[:, :, :, w * p:(w + 1) * p]                           # b c (h p1) p2
+        out[:, :, w] = strip.reshape(B, C, nh, p, p).permute(0, 2, 3, 4, 1).reshape(B, nh, p * p * C)
+    return out.reshape(B, nh * nw, p * p * C)
+
+
 def space_to_depth_rearrange(x, r):
     return rearrange(x, "b c (h h0) (w w0) -> b (h0 w0 c) h w", h0=r, w0=r)
 
@@ -60,6 +103,32 @@ def space_to_depth_half_loop(x, r):
     out = torch.empty(B, r * r * C, H // r, W // r, dtype=x.dtype)
     for b in range(B):
         out[b] = x[b].reshape(C, H // r, r, W // r, r).permute(2, 4, 0, 1, 3).reshape(r * r * C, H // r, W // r)
+    return out
+
+
+def space_to_depth_half_loop_c(x, r):
+    B, C, H, W = x.shape
+    out = torch.empty(B, r * r, C, H // r, W // r, dtype=x.dtype)
+    for c in range(C):
+        out[:, :, c] = x[:, c].reshape(B, H // r, r, W // r, r).permute(0, 2, 4, 1, 3).reshape(B, r * r, H // r, W // r)
+    return out.reshape(B, r * r * C, H // r, W // r)
+
+
+def space_to_depth_half_loop_rows(x, r):
+    B, C, H, W = x.shape
+    out = torch.empty(B, r * r * C, H // r, W // r, dtype=x.dtype)
+    for h in range(H // r):  # one output row: r input rows
+        strip = x[:, :, h * r:(h + 1) * r]                                    # b c h0 (w w0)
+        out[:, :, h] = strip.reshape(B, C, r, W // r, r).permute(0, 2, 4, 1, 3).reshape(B, r * r * C, W // r)
+    return out
+
+
+def space_to_depth_half_loop_cols(x, r):
+    B, C, H, W = x.shape
+    out = torch.empty(B, r * r * C, H // r, W // r, dtype=x.dtype)
+    for w in range(W // r):  # one output column: r input columns
+        strip = x[:, :, :, w * r:(w + 1) * r]                                 # b c (h h0) w0
+        out[:, :, :, w] = strip.reshape(B, C, H // r, r, r).permute(0, 3, 4, 1, 2).reshape(B, r * r * C, H // r)
     return out
 
 
@@ -90,6 +159,22 @@ def channel_shuffle_half_loop_c(x, groups):
     return out
 
 
+def channel_shuffle_half_loop_rows(x, groups):
+    B, C, H, W = x.shape
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    for i in range(H):
+        out[:, :, i] = x[:, :, i].reshape(B, groups, C // groups, W).transpose(1, 2).reshape(B, C, W)
+    return out
+
+
+def channel_shuffle_half_loop_cols(x, groups):
+    B, C, H, W = x.shape
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    for j in range(W):
+        out[:, :, :, j] = x[:, :, :, j].reshape(B, groups, C // groups, H).transpose(1, 2).reshape(B, C, H)
+    return out
+
+
 def max_pool_2x2_amax(x):
     B, C, H, W = x.shape
     return x.reshape(B, C, H // 2, 2, W // 2, 2).amax((3, 5))
@@ -105,6 +190,32 @@ def max_pool_2x2_half_loop(x):
     out = torch.empty(B, C, H // 2, W // 2, dtype=x.dtype)
     for b in range(B):
         out[b] = reduce(x[b], "c (h h0) (w w0) -> c h w", "max", h0=2, w0=2)
+    return out
+
+
+def max_pool_2x2_half_loop_c(x):
+    B, C, H, W = x.shape
+    out = torch.empty(B, C, H // 2, W // 2, dtype=x.dtype)
+    for c in range(C):
+        out[:, c] = x[:, c].reshape(B, H // 2, 2, W // 2, 2).amax((2, 4))
+    return out
+
+
+def max_pool_2x2_half_loop_rows(x):
+    B, C, H, W = x.shape
+    out = torch.empty(B, C, H // 2, W // 2, dtype=x.dtype)
+    for i in range(H // 2):  # one output row: the max of two input rows, then of column pairs
+        pair = torch.maximum(x[:, :, 2 * i], x[:, :, 2 * i + 1])
+        out[:, :, i] = pair.reshape(B, C, W // 2, 2).amax(-1)
+    return out
+
+
+def max_pool_2x2_half_loop_cols(x):
+    B, C, H, W = x.shape
+    out = torch.empty(B, C, H // 2, W // 2, dtype=x.dtype)
+    for j in range(W // 2):  # one output column: the max of two input columns, then of row pairs
+        pair = torch.maximum(x[:, :, :, 2 * j], x[:, :, :, 2 * j + 1])
+        out[:, :, :, j] = pair.reshape(B, C, H // 2, 2).amax(-1)
     return out
 
 

@@ -37,8 +37,9 @@ reference in a fresh child of the same kind (graders.checks.reference).
    a busy moment can slow the reference's requests and not a Python loop's.
 
 The loop version's time and k are measured once per grading run; each
-request's inputs (new for every request, so nothing can be memoized) are the
-same for every student of a run. A sample of each request's outputs, at
+request's inputs (new for every call: new data, or for a shape-only exercise a
+new shape of equal work, graders.checks.equal_work) are the same for every
+student of a run. A sample of each request's outputs, at
 positions drawn by the grader, is checked against the reference.
 """
 from __future__ import annotations

@@ -171,8 +171,10 @@ class GradingRun:
         return Reference(self, assignment, self.reference_template(sandbox))
 
     def bench_inputs(self, ex: Exercise, request: str, k: int) -> Staged:
-        """The inputs of one timed request (``request`` names it), the same for every student of the run:
-        drawn from the run's own stream and encoded once per run, not per student."""
+        """The inputs of one timed request (``request`` names it), the same for every student of the run (and for
+        the reference timed beside them): drawn from the run's own stream, new for every call of every request
+        (new data; for a shape-only exercise a new shape of equal work: graders.checks.timing.inputs), and
+        encoded once per run, not per student."""
         key = (ex.name, ex.sized, ex.bench_size, request, k)
         if key not in self._bench_inputs:
             self._bench_inputs[key] = draw(ex, ex.name, self.stream(ex, request), k)

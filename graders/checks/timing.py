@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
+from graders.checks.equal_work import equal_work, shape_only
 from graders.checks.vocabulary import StudentError, answer
 from graders.sandbox.protocol import Op, request
 from graders.sandbox.sealed import SealedMessage
@@ -45,8 +46,16 @@ class Staged:
 
 
 def draw(ex, name: str, gen: torch.Generator, k: int) -> Staged:
-    """A request of ``k`` fresh inputs at the exercise's benchmark size, for the function ``name``."""
-    return Staged.of(name, [(ex.sized(gen, ex.bench_size), {}) for _ in range(k)], gen)
+    """A request of ``k`` fresh inputs at the exercise's benchmark size, for the function ``name``: new data for
+    every call, and for a shape-only exercise a new shape of equal work for every call
+    (graders.checks.equal_work), so that nothing computed before a call can answer it."""
+    return Staged.of(name, [(inputs(ex, gen), {}) for _ in range(k)], gen)
+
+
+def inputs(ex, gen: torch.Generator) -> tuple:
+    """One timed call's arguments at the benchmark size."""
+    args = ex.sized(gen, ex.bench_size)
+    return equal_work(args, gen) if shape_only(args) else args
 
 
 def timed(session: WorkerSession, staged: Staged, timeout: float) -> tuple[float, list]:
