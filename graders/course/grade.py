@@ -1,14 +1,10 @@
 """Autograde a whole class through nbgrader's API, with a progress bar, on N local processes or a Dask cluster.
 
-The expensive steps of each submission (its kernel, the verdicts) run as a
-pure function (``graders.engine.job.execute_and_judge``) in the
-executor of a ``Engine`` (graders.engine.coordinator): this process, N
-worker processes, or one Dask task per notebook. Only this process writes the
-gradebook: it records every result through nbgrader's own autograde, with
-those steps replaced by one that puts the precomputed notebook back, so SQLite
-never sees two writers and no row is lost or doubled. A submission that cannot
-be graded is reported with nbgrader's reason, nothing of it is recorded, and
-the batch goes on.
+Each submission is one grading job (graders.engine.request, graders.engine.job.grade) run by the executor of an
+``Engine`` (graders.engine.coordinator): this process, N worker processes, or one Dask task per submission.
+Only this process writes the gradebook: it records every graded outcome through nbgrader's own autograde, run
+once on the graded notebook, so SQLite never sees two writers and no row is lost or doubled. A submission that
+cannot be graded is reported with its reason, nothing of it is recorded, and the batch goes on.
 """
 from __future__ import annotations
 
