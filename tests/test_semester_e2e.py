@@ -57,7 +57,7 @@ class SubMarks(BasePlugin):
         return round(hours_late, 0)
 '''
 # assignment -> student -> (the demo persona whose answers they hand in, hours after the due date (None: before))
-CLASS = {
+CLASS: dict[str, dict[str, tuple[str, float | None]]] = {
     "broadcasting": {"ada": ("ada", None), "bob": ("bob", None), "cy": ("cy", None), "gus": ("gus", None),
                      "lee": ("ada", 3.0), "ron": ("cy", None), "eli": ("ada", 30.0), "kim": ("ada", 2.0)},
     "strides": {"ada": ("ada", None), "dee": ("dee", None)},
