@@ -175,6 +175,19 @@ def test_feedback_is_out_of_date_after_a_manual_grade(course):
     assert status(course).stale_feedback == []
 
 
+def test_a_late_students_page_states_the_score_less_the_penalty_and_is_current(course):
+    submit(course, "ada")
+    grade(course, "ada", score=4.0, feedback=False)
+    with Gradebook(course.db_url) as gb:  # what nbgrader's late-submission plugin leaves: 1 point off
+        gb.find_submission_notebook(A, A, "ada").late_submission_penalty = 1.0
+        gb.db.commit()
+    write_page(course, "ada", 3.0)  # nbgrader's GetGrades: the page states the score less the penalty
+    assert status(course).stale_feedback == []
+    write_page(course, "ada", 4.0)  # a page written before the penalty was taken
+    s = status(course)
+    assert s.stale_feedback == ["ada"] and s.stale_why["ada"].startswith("the page says 4 / 16, the gradebook 3")
+
+
 def test_a_page_that_could_not_be_written_gives_the_reason(course):
     submit(course, "ada")
     grade(course, "ada", feedback=False)

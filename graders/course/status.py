@@ -12,7 +12,8 @@ Each student of an assignment is in one place of its pipeline, and every state i
 - **late**: the time of record after the due date (nbgrader's, in the gradebook) plus the student's extension
   (``graders.course.extensions``), with both named;
 - **feedback**: missing, could not be written (with the reason, ``feedback-failed.csv``), or **out of date**: the
-  page's score is not the gradebook's (a manual grade or extra credit after it was written), or the page is older
+  page's score is not the gradebook's less the late penalty (what nbgrader's feedback states; a manual grade or
+  extra credit after it was written), or the page is older
   than the graded notebook;
 - the assignment's **definitions changed** after grading or release: the exercises and settings that differ between
   the built notebook (``source/``), what the students got (``release/``) and what was graded (``autograded/``),
@@ -58,6 +59,12 @@ class Graded:
     score: float                          # every notebook's, manual grades and extra credit included
     seconds_late: float
     timestamp: datetime.datetime | None
+    penalty: float = 0.0                  # the late penalty nbgrader's late-submission plugin took
+
+    @property
+    def shown(self) -> float:
+        """The score the feedback page states: nbgrader's ``GetGrades`` writes the score less the late penalty."""
+        return self.score - self.penalty
 
 
 @dataclass
@@ -121,7 +128,7 @@ def read_books(course: Course, names: list[str], catalogue: dict[str, Assignment
                 if sub.timestamp is None and is_placeholder(sub):  # its grades are read only then
                     continue
                 book.graded[sub.student_id] = Graded(float(sub.score or 0), float(sub.total_seconds_late or 0),
-                                                     sub.timestamp)
+                                                     sub.timestamp, float(sub.late_submission_penalty or 0))
     return out
 
 
@@ -157,7 +164,8 @@ def page_score(page: Path) -> tuple[float, float] | None:
 
 def feedback_state(course: Course, assignment: str, student: str, score: float | None,
                    failed: dict[str, str]) -> tuple[str, str]:
-    """("missing" | "failed" | "stale" | "", why) of a graded student's feedback page."""
+    """("missing" | "failed" | "stale" | "", why) of a graded student's feedback page; ``score``: what the page
+    should state (``Graded.shown``: the late penalty taken)."""
     notebook = course.paths.notebook(Step.AUTOGRADED, assignment, student)
     html = course.paths.feedback_page(assignment, student)
     if inert(student) in failed:
@@ -317,7 +325,7 @@ def assignment_status(course: Course, name: str, book: Book | None,
         g = book.graded[student]
         if g.seconds_late > 0:
             s.late[student] = f"{late(g.seconds_late)}, {_due_of(book.due, hours)}".rstrip(", ")
-        state, reason = feedback_state(course, name, student, g.score, failed)
+        state, reason = feedback_state(course, name, student, g.shown, failed)
         if state == "missing":
             s.no_feedback.append(student)
         elif state == "failed":
