@@ -16,6 +16,8 @@ from graders.coursedir.course import Course
 from tests.testkit import generated_course
 from tests.testkit.cli import assert_user_error, vecgrade
 
+pytestmark = pytest.mark.e2e  # each test builds a course with nbgrader's apps
+
 A = "broadcasting"
 DUE = datetime.datetime(2026, 3, 1, 12, 0)
 

@@ -3,6 +3,8 @@ graded submission says it counts; a page of an earlier submission released in th
 and by what."""
 import datetime
 
+import pytest
+
 from graders.course.feedback import mark_of_record, record_of
 from graders.coursedir.course import Course
 from graders.pipeline.arrivals import write_stamp
@@ -57,6 +59,7 @@ def test_the_time_is_in_the_exchanges_timezone_and_a_student_without_pages_gets_
     assert mark_of_record(course, "other", "ada", at=AT) == []
 
 
+@pytest.mark.e2e
 def test_only_the_newest_graded_page_counts_an_earlier_released_one_says_it_was_replaced(tmp_path):
     course = _course(tmp_path)
     mark_of_record(course, "broadcasting", "ada", at=AT - 86400)

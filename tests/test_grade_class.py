@@ -89,11 +89,11 @@ def test_a_pool_measures_each_reference_once_and_every_job_carries_it(readme_cou
     with Engine(course, "broadcasting", jobs=2) as grader:
         definitions = grader.definitions()
         grader.measured = grader.measure_references(definitions)
-        [planned] = grader._prepare("ada", definitions)
+        request = grader.request_for("ada")
     assert list(grader.measured) == [MACHINE]
     here = grader.measured[MACHINE]
     assert len(here["calibrations"]) == len(names) == len(here["reference_times"])
-    assert planned.job.measured == grader.measured
+    assert request.measured == grader.measured
     with Engine(course, "broadcasting", jobs=1) as grader:  # one process measures as it grades
         assert grader.measure_references(grader.definitions()) == {}
 

@@ -22,6 +22,8 @@ from graders.pipeline.arrivals import Arrival, save, write_stamp
 from tests.testkit import generated_course
 from tests.testkit.cli import vecgrade
 
+pytestmark = pytest.mark.e2e  # each test builds a course with nbgrader's apps
+
 A = "broadcasting"
 DUE = datetime.datetime(2026, 3, 1, 12, 0)
 

@@ -10,9 +10,10 @@ hidden cases' seed, an executor whose processes stay warm (graders.engine.execut
    of the submission: the job (graders.engine.job) does, in the student's own process;
 2. hands it to the executor; no request waits for another's job;
 3. reads the outcome: the settled verdicts the job computed join the store (the next requests carry them, so a
-   program is graded once per run after it settled); a program that another job settled differently meanwhile
-   (two students with the same code graded at once) is graded again with the settled verdict, once, so the same
-   program gets the same verdict; a graded outcome is recorded through nbgrader (graders.engine.record), and a
+   program is graded once per run after it settled); a program that another job settled meanwhile with another
+   verdict (two students with the same code graded at once: the figures of "fast" differ, or even its decision) is
+   graded again with the settled verdict, once, so the same program gets the same verdict, figures included; a
+   graded outcome is recorded through nbgrader (graders.engine.record), and a
    refused or not graded one is reported with its reason, nothing recorded.
 
 Whatever goes wrong with one student, here or in its job, is that student's result, with a reason: the others
@@ -48,11 +49,6 @@ from graders.pipeline.master import release_cells
 from graders.sandbox.scratch import Scratch
 
 
-def same_decision(a: dict[str, Verdict], b: dict[str, Verdict]) -> bool:
-    """The same status and reason for every part (the measured figures may differ between two gradings)."""
-    return a.keys() == b.keys() and all((a[p].status, a[p].reason) == (b[p].status, b[p].reason) for p in a)
-
-
 class Engine(BeforeTheFirst):
     """One assignment's grading, called once (``vecgrade grade``) or again and again (``vecgrade serve``).
 
@@ -80,7 +76,8 @@ class Engine(BeforeTheFirst):
         # service's ledger kept (already kept, so not ``fresh``)
         self.verdicts = VerdictStore(known)
         self.verdicts.fresh()
-        self.gradings: Counter[str] = Counter()  # program key -> how often a job computed its verdicts
+        self.gradings: Counter[str] = Counter()  # program key -> how often a job computed its verdicts (more than once
+        # only for jobs dispatched before it settled)
         self._definitions: dict[str, str] | None = None
         self._assignment: Assignment | None = None  # its definitions, loaded once per version of the files
         self._settings = settings_of(self.config)
@@ -164,12 +161,12 @@ class Engine(BeforeTheFirst):
             key, verdicts = outcome.keys.get(name), outcome.verdicts.get(name)
             if key is None or verdicts is None:
                 continue
+            self.gradings[key] += 1
             kept = self.verdicts.get(key)
             if kept is None:
-                if self.verdicts.put(key, verdicts):
-                    self.gradings[key] += 1
-            elif not same_decision(kept, verdicts):
-                differs = True
+                self.verdicts.put(key, verdicts)
+            elif kept != {p: dataclasses.replace(v, key=key) for p, v in verdicts.items()}:
+                differs = True  # settled by another job meanwhile, with other figures or another decision
         if differs and request.student not in again:
             again.add(request.student)
             self.executor.submit(dataclasses.replace(request, known=self.verdicts.as_dict()))

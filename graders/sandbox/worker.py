@@ -60,7 +60,7 @@ def _error_text(exc: BaseException) -> str:
     return first[:MAX_ERROR]
 
 
-class Undefined(LookupError):
+class Undefined(VecgradeError, LookupError):
     """No function of the requested name is defined in the child's namespace (``ErrorCode.NOT_DEFINED``)."""
 
 
