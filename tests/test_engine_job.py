@@ -190,3 +190,17 @@ def test_a_program_settled_differently_meanwhile_is_graded_again_with_the_settle
                                      str(tmp_path), set()), SubmissionResult)
     assert [r.student for r in engine.executor.submitted] == ["bob", "cy"]
     assert engine.gradings["K"] == 5  # every computation is counted, the ones that were not kept too
+
+
+def test_a_processs_own_verdict_of_a_program_gives_way_to_the_one_the_request_carries():
+    """A grading process keeps the verdicts it computed; the coordinator may have kept another job's verdict of the
+    same program (computed at the same time): the request's is the one this process uses from then on."""
+    own, coordinators = _verdicts(True), _verdicts(True)
+    own["fast"] = passed("fast", "ok", {"ratio": 1.4})
+    coordinators["fast"] = passed("fast", "ok", {"ratio": 1.1})
+    store = VerdictStore()
+    assert store.put("K", own) and not store.put("K", coordinators)  # a store never replaces what it holds ...
+    store.follow({"K": coordinators})  # ... but for the coordinator's, carried by a request
+    assert store.get("K")["fast"].figures == {"ratio": 1.1}
+    store.follow({"T": {**coordinators, "fast": failed("fast", Reason.OUT_OF_TIME, "spent")}})
+    assert "T" not in store  # only settled verdicts, as everywhere

@@ -35,7 +35,7 @@ from graders.checks.timing import Calibration, Staged, draw
 from graders.checks.vocabulary import Timeouts, Verdict
 from graders.model.exercise import Assignment, Exercise
 from graders.model.fingerprint import fingerprint, grader_fingerprint
-from graders.model.store import Store, VerdictStore
+from graders.model.store import VerdictStore
 from graders.model.verdict import Reason, Status, all_parts, disrupted, failed, not_graded, own_doing
 from graders.sandbox.budget import MachineOutOfTime, NotebookBudget, OutOfTime
 from graders.sandbox.session import ForkServer, Limits, Template, WorkerFailure, WorkerSession
@@ -130,7 +130,7 @@ class GradingRun:
         self.reference_times: dict[tuple, tuple[float, float]] = {}  # key -> (seconds per call, measured at)
         self.loop_case_times: dict[tuple, float] = {}  # the loop version on the largest hidden case (correct's limit)
         self._bench_inputs: dict[tuple, Staged] = {}
-        self.verdicts: Store = VerdictStore()  # program key -> verdicts: one per program per run, only what it earned
+        self.verdicts = VerdictStore()  # program key -> verdicts: one per program per run, only what it earned
         self.keys: dict[str, str] = {}  # exercise name -> program key, of the notebook graded last
         self.computed: set[str] = set()  # the exercises of the notebook graded last whose verdicts were computed
         self.server = ForkServer.shared()  # starts every student's template (and kernel) warm

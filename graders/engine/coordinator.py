@@ -43,10 +43,17 @@ from graders.engine.startup import BeforeTheFirst
 from graders.model.exercise import Assignment
 from graders.model.fingerprint import definitions_files, fingerprint
 from graders.model.store import VerdictStore
-from graders.model.verdict import Reason, Verdict
+from graders.model.verdict import Reason, Verdict, settled
 from graders.pipeline.intake import graded_path
 from graders.pipeline.master import release_cells
 from graders.sandbox.scratch import Scratch
+
+
+def same_verdicts(a: dict[str, Verdict], b: dict[str, Verdict]) -> bool:
+    """The same decision and the same measured figures, part by part (a message may say a static finding again at
+    another student's own cells and lines: graders.checks.submission.restated)."""
+    return a.keys() == b.keys() and all((a[p].status, a[p].reason, a[p].figures) ==
+                                        (b[p].status, b[p].reason, b[p].figures) for p in a)
 
 
 class Engine(BeforeTheFirst):
@@ -157,16 +164,17 @@ class Engine(BeforeTheFirst):
         """The store learns what the job settled; the outcome is recorded, reported, or (a program settled
         differently meanwhile) graded again with the settled verdict; None while it is being graded again."""
         differs = False
-        for name in outcome.computed:
-            key, verdicts = outcome.keys.get(name), outcome.verdicts.get(name)
-            if key is None or verdicts is None:
+        for name, key in outcome.keys.items():
+            verdicts = outcome.verdicts.get(name)
+            if verdicts is None or not settled(verdicts):
                 continue
-            self.gradings[key] += 1
+            if name in outcome.computed:
+                self.gradings[key] += 1
             kept = self.verdicts.get(key)
-            if kept is None:
+            if kept is None:  # computed by this job, or by its process for another job whose outcome is to come
                 self.verdicts.put(key, verdicts)
-            elif kept != {p: dataclasses.replace(v, key=key) for p, v in verdicts.items()}:
-                differs = True  # settled by another job meanwhile, with other figures or another decision
+            elif not same_verdicts(kept, verdicts):
+                differs = True  # settled meanwhile by another job, with other figures or another decision
         if differs and request.student not in again:
             again.add(request.student)
             self.executor.submit(dataclasses.replace(request, known=self.verdicts.as_dict()))

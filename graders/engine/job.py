@@ -155,8 +155,7 @@ def _judge(request: GradingRequest, config, folder: Path, reads: NotebookReads) 
     config.TrustedVerdicts.seed = request.seed
     run = grading_run(request.seed)
     run.adopt(request.measured)
-    for key, verdicts in request.known.items():  # found by the keys this job computes (GradingRun.grade)
-        run.verdicts.put(key, verdicts)
+    run.verdicts.follow(request.known)  # found by the keys this job computes (GradingRun.grade)
     outcome = GradingOutcome(request.student, request.assignment, SubmissionStatus.GRADED)
     seconds = {"kernel": 0.0, "verdicts": 0.0}
     # what nbgrader's autograde sets around these steps: the notebook's self-checks see they are autograded

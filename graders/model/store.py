@@ -61,6 +61,14 @@ class VerdictStore:
         self._fresh.append((key, self._known[key]))
         return True
 
+    def follow(self, known: Mapping[str, Verdicts]) -> None:
+        """Take ``known`` (the run's settled verdicts as the coordinator holds them, carried by a grading request) in
+        place of what this store holds under the same keys: a grading process's store is a cache of the
+        coordinator's, and the coordinator's verdict of a program is the one every student gets."""
+        for key, verdicts in known.items():
+            if settled(verdicts):
+                self._known[key] = {p: _keyed(v, key) for p, v in verdicts.items()}
+
     def as_dict(self) -> dict[str, Verdicts]:
         """Every kept program key and its verdicts (what a grading request carries: graders.engine.request)."""
         return dict(self._known)
