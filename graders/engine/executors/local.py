@@ -13,6 +13,7 @@ import multiprocessing.util
 import os
 import sys
 import threading
+import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
@@ -139,15 +140,15 @@ class Pool:
             self.close()
         return results
 
-    def warm(self, request: GradingRequest, rounds: int = 3) -> None:
+    def warm(self, request: GradingRequest, within: float = 120.0) -> None:
         """Grade ``request`` in every process of the pool, so that no first submission finds one cold: a round of
-        ``n`` copies may land twice on one process (another was still starting), so rounds go on until each
-        process has run one, or ``rounds`` are spent."""
-        pool, seen, data = self._pool(), set(), request.to_json()
-        for _ in range(rounds):
+        ``n`` copies may land twice on one process (another was still starting, which takes long on a busy
+        machine), so rounds go on until each process has run one, or ``within`` seconds are spent."""
+        pool, data = self._pool(), request.to_json()
+        seen: set[int] = set()
+        deadline = time.monotonic() + within
+        while len(seen) < self.n and time.monotonic() < deadline:
             seen |= {future.result() for future in [pool.submit(warmed, data) for _ in range(self.n)]}
-            if len(seen) >= self.n:
-                return
 
     def wait(self) -> list[Outcome]:
         if not self.running:
