@@ -151,11 +151,12 @@ def test_grading_processes_give_everything_back_when_the_run_ends(tmp_path, broa
     monkeypatch.setattr(sys.modules["__main__"], "__spec__", None, raising=False)  # spawn under pytest-xdist
     course = generated_course(tmp_path / "course", broadcasting)
     release = nbformat.read(course.root / "release" / "broadcasting" / "broadcasting.ipynb", as_version=4)
-    person = Persona("ada", "reference answers", lambda ex: ex.reference_source(), lambda n: (1.0, 1.0, 1.0))
-    (course.root / "submitted" / "ada" / "broadcasting").mkdir(parents=True)
-    nbformat.write(person.notebook(release, broadcasting), course.root / "submitted" / "ada" / "broadcasting"
-                   / "broadcasting.ipynb")
+    for student in ("ada", "bo"):  # two: grade_class never starts more processes than submissions
+        person = Persona(student, "reference answers", lambda ex: ex.reference_source(), lambda n: (1.0, 1.0, 1.0))
+        (course.root / "submitted" / student / "broadcasting").mkdir(parents=True)
+        nbformat.write(person.notebook(release, broadcasting), course.root / "submitted" / student / "broadcasting"
+                       / "broadcasting.ipynb")
     before = leftovers()
-    [result] = grade_class(course, "broadcasting", ["ada"], jobs=2)
-    assert result.success, result.reason  # control: the run really graded, in its own processes
+    results = grade_class(course, "broadcasting", ["ada", "bo"], jobs=2)
+    assert all(r.success for r in results), results  # control: the run really graded, in its own processes
     assert leftovers() - before == set()

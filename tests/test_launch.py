@@ -7,6 +7,8 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from tests.testkit import ROOT
 
 SCRIPT = textwrap.dedent("""
@@ -80,3 +82,20 @@ def test_the_starting_process_claims_one_itself_and_an_unclaimed_server_ends_wit
     assert found["own"] in found["servers"] and not found["second_own"]
     assert found["claims"] == []
     assert gone(found["servers"])  # the other server, claimed by nobody, ended when the starter let go
+
+
+def test_killing_a_jail_starts_no_fork_server_when_none_runs(monkeypatch):
+    """A template closed at exit, after its process's server was closed (exit handlers run last-registered first),
+    once started a fresh server, torch imported, only to kill a jail that ended with the old one: 1.4 s at the end
+    of every `vecgrade grade -s`."""
+    from graders.sandbox.server_handle import ForkServer
+
+    def started(self):
+        raise AssertionError("a fork server was started")
+
+    monkeypatch.setattr(ForkServer, "_start", started)
+    server = ForkServer()
+    server.kill(4_000_000)  # no server: nothing to kill, none started
+    # control: the patch does catch a server's start
+    with pytest.raises(AssertionError, match="started"):
+        server.start()

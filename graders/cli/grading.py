@@ -25,7 +25,7 @@ def grade(assignment: str, course: Path = COURSE,
 
     if not plain and not scheduler:  # the grading processes' fork servers import torch while this process imports
         from graders.sandbox.launch import start_early
-        start_early(jobs)
+        start_early(min(jobs, len(student)) if student else jobs)  # grade_class: no more processes than students
     from graders.course.grade import grade_class
     from graders.course.lock import gradebook_lock
     from graders.course.results import gradebook_problem

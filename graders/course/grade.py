@@ -35,7 +35,13 @@ def grade_class(course: Course, assignment: str, students: list[str], plain: boo
                 console: Console | None = None, confined: bool = True, jobs: int = 1,
                 scheduler: str | None = None, seed: int | None = None) -> list[SubmissionResult]:
     """Grade ``students``' submissions of ``assignment``: serially (``jobs=1``), on ``jobs`` local
-    processes, or on the Dask cluster at ``scheduler``; ``plain`` is nbgrader alone (benchmarks)."""
+    processes, or on the Dask cluster at ``scheduler``; ``plain`` is nbgrader alone (benchmarks).
+
+    Never more local processes than submissions: one student (``vecgrade grade -s``) is graded in this process,
+    which measures the reference only for the exercises whose "fast" part it reaches, when it reaches them (a pool
+    measures every exercise's reference before the first notebook, to share it: a second fork server and every
+    exercise's measurement for nothing when there is one notebook, stubs included)."""
+    jobs = max(1, min(jobs, len(students)))
     warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader 0.9.6's own session bookkeeping
     warnings.filterwarnings("ignore", category=MissingIDFieldWarning)  # students' notebooks, nbgrader fixes them
     if plain:
