@@ -1,13 +1,16 @@
-"""Start-up of ``vecgrade --help``, ``vecgrade status`` and ``vecgrade export`` as a teacher runs them: the installed
-``vecgrade`` command in its own process, for a class of ``--students`` (the course of ``status_speed.py``, its
-gradebook holding the assignment's grade cells and every graded student's marks, so the export has marks to write).
+"""Start-up of ``vecgrade --help``, ``vecgrade status``, ``vecgrade export`` and ``vecgrade grade -s`` as a teacher
+runs them: the installed ``vecgrade`` command in its own process, for a class of ``--students`` (the course of
+``status_speed.py``, its gradebook holding the assignment's grade cells and every graded student's marks, so the export
+has marks to write); ``grade -s`` grades one notebook of reference answers (the demo class's ada, every part reached,
+"fast" included) in a course of its own, built and released as the README's workflow does, start-up and all.
 
 Each command runs once to warm up (the first ``status`` after a change of the definitions imports them, torch and
 all, and writes the catalogue), then ``--runs`` times; the best and the median CPU seconds (user + system of the
 command's process, what a loaded machine does not inflate as it does the wall time) and wall seconds are printed,
 with the load average. ``--against DIR`` runs each command with another checkout's ``graders`` too (``PYTHONPATH``),
-interleaved, for a before/after comparison on the same load. The goals (issues 28 and 30): ``--help``, ``status``
-and ``export`` start in at most 1 s idle, ``status`` answers in under 2 s for a class of 100.
+interleaved, for a before/after comparison on the same load. The goals (issues 28, 30 and 40): ``--help``, ``status``
+and ``export`` start in at most 1 s idle, ``status`` answers in under 2 s for a class of 100, ``grade -s`` takes at
+most 3 s idle, start-up included.
 
     python benchmarks/startup.py [--students 100] [--runs 5] [--against /path/to/an/older/checkout]
 """
@@ -26,6 +29,10 @@ from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
 from status_speed import A, class_course
 
+from graders import KIT_ROOT
+from graders.course.build import write_source
+from graders.course.demo import make_course, submit_class
+from graders.course.personas import load_roster
 from graders.course.results import max_points
 
 VECGRADE = Path(sys.executable).parent / "vecgrade"
@@ -48,6 +55,19 @@ def graded_course(directory: Path, n: int):
             for gid, p in points.items():
                 gb.find_grade(gid, A, A, student).auto_score = p
         gb.db.commit()
+    return course
+
+
+def one_submission(directory: Path, student: str = "ada"):
+    """A course with ``A`` built, generated and released, and the demo class's ``student`` submitted."""
+    course = make_course(directory, KIT_ROOT)
+    write_source(course.root, course.assignments[A])
+    with course.api() as api:
+        for step in (api.generate_assignment, api.release_assignment):
+            if not step(A)["success"]:
+                raise SystemExit(f"error: nbgrader could not prepare {A} in {directory}")
+    people = [p for p in load_roster(KIT_ROOT, course.assignments[A]) if p.student == student]
+    submit_class(course, A, people)
     return course
 
 
@@ -84,6 +104,9 @@ def main() -> None:
         commands.setdefault(f"status ({args.students} students)", {})[label] = [str(VECGRADE), "status", "-c", root]
         commands.setdefault(f"export ({args.students} students)", {})[label] = [
             str(VECGRADE), "export", "-c", root, "--to", str(args.dir / f"grades-{i}.csv")]
+        graded = str(one_submission(args.dir / f"grade-{i}").root)
+        commands.setdefault("grade -s (one notebook)", {})[label] = [str(VECGRADE), "grade", A, "-s", "ada", "-c",
+                                                                     graded]
     figures: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for name, by_code in commands.items():
         for label, code in codes.items():

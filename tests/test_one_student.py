@@ -55,3 +55,23 @@ def test_a_correct_notebook_has_its_references_measured_and_fast_decided(course,
     scores = course.part_scores(broadcasting)["ada"]
     fast = {key: value for key, value in scores.items() if "fast" in str(key)}
     assert fast and all(value > 0 for value in fast.values()), scores
+
+
+def test_the_command_imports_the_definitions_once_and_the_engine_only_its_assignment(tmp_path, monkeypatch):
+    """``Course.assignments`` imports all six assignments (0.8 s) on each use: ``find_assignment`` used it twice,
+    and the engine, which needs one assignment's exercises, imported all six again."""
+    from graders.cli.base import find_assignment
+    from graders.course.demo import make_course
+    from graders.engine.coordinator import Engine
+    from graders.model import exercise
+
+    course = make_course(tmp_path / "course")
+    imported = []
+    load_course = exercise.load_course
+    monkeypatch.setattr(exercise, "load_course", lambda folder: imported.append(folder) or load_course(folder))
+    assert find_assignment(course, "broadcasting").name == "broadcasting"
+    assert len(imported) == 1
+    with Engine(course, "broadcasting", confined=False) as engine:
+        assert [ex.name for ex in engine.assignment().exercises] == \
+            [ex.name for ex in load_course(course.root / "assignments")["broadcasting"].exercises]
+    assert len(imported) == 1

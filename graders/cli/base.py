@@ -102,9 +102,11 @@ def choose(kind: str, name: str, valid, where: str = "") -> None:
 
 
 def find_assignment(course, name: str):
-    """The assignment's definitions, imported (torch and all)."""
-    choose("assignment", name, list(course.assignments))
-    return course.assignments[name]
+    """The assignment's definitions, imported (torch and all): every assignment's, once (``Course.assignments``
+    imports them again on each use)."""
+    assignments = course.assignments
+    choose("assignment", name, list(assignments))
+    return assignments[name]
 
 
 def find_entry(course, name: str):

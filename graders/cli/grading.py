@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 from rich.markup import escape
 
-from graders.cli.base import COURSE, app, console, fail, find_assignment, gradebook, open_course, say
+from graders.cli.base import COURSE, app, console, fail, find_assignment, find_entry, gradebook, open_course, say
 from graders.model.exits import ExitCode
 from graders.model.inert import inert
 
@@ -30,7 +30,7 @@ def grade(assignment: str, course: Path = COURSE,
     from graders.course.lock import gradebook_lock
     from graders.course.results import gradebook_problem
     c = open_course(course)
-    find_assignment(c, assignment)
+    find_entry(c, assignment)  # the name checked in the catalogue: the definitions are imported where they are used
     submitted = c.submitted_students(assignment)
     if not submitted:
         fail(f"no submissions in submitted/*/{assignment}/: run `nbgrader collect {assignment}`, "
