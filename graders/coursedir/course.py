@@ -64,7 +64,7 @@ class Course:
             return found
         loaded = self.assignments
         entries = [entry_of(a) for a in loaded.values()]
-        fingerprint = next(iter(loaded.values())).fingerprint if loaded else fingerprint  # of what was imported
+        fingerprint = next(iter(loaded.values())).folder_print if loaded else fingerprint  # of what was imported
         write_catalogue(self.root / CATALOGUE, fingerprint, entries)
         return {e.name: e for e in entries}
 
