@@ -267,7 +267,6 @@ def test_a_shared_definitions_file_changes_every_assignment(course):
 
 
 def test_an_extension_granted_after_grading_says_the_penalty_stands_until_regraded(course):
-    from graders.course.extensions import grant
     with Gradebook(course.db_url) as gb:
         gb.update_or_create_assignment(A, duedate=DUE)
     submit(course, "ada", arrived=DUE + datetime.timedelta(hours=2))
