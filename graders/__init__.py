@@ -7,7 +7,7 @@ The subpackages follow the grading pipeline, each importing only those above it 
                   model), ``inputs`` (random tensors for hidden cases), ``notebook`` (which cell is which),
                   ``verdict`` (the result contract), ``store`` (verdicts by program key),
                   ``errors`` (``VecgradeError``, the root of every error the kit raises), ``fingerprint`` (the
-                  definitions' one fingerprint).
+                  definitions' fingerprints: the folder's, and each assignment's own).
 - ``sandbox``  -- the untrusted side: ``worker`` (runs student code), ``wire`` (plain-data messages),
                   ``session`` (the grader's handle on a worker), ``jail``, ``policy``, ``cgroup``,
                   ``preflight`` (a jail runs torch under the limits), ``shell`` (the feedback kernel).

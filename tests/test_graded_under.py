@@ -66,3 +66,20 @@ def test_a_notebook_that_records_no_fingerprint_is_not_counted(broadcasting, tmp
     assert changes[0] == "batch_outer_correct: 3 points when graded, 2 now" and "1 of 3" in changes[1]
     assert "generate_assignment broadcasting --force" in version_fix(_gradebook(older, ["ada", "bo"]), course,
                                                                      broadcasting)
+
+
+def test_a_notebook_graded_before_per_assignment_fingerprints_is_compared_with_the_folders(broadcasting, tmp_path):
+    """Older notebooks record the whole folder's fingerprint ({"definitions": ...}): unchanged folder, not counted;
+    any change of the folder since, counted (it cannot tell whose), with a word on why."""
+    course = SimpleNamespace(paths=CoursePaths(tmp_path))
+    gb = _gradebook(max_points(broadcasting), ["ada", "bo"])
+    _graded(course, broadcasting, "ada", broadcasting.fingerprint)
+    path = course.paths.notebook(Step.AUTOGRADED, broadcasting.name, "bo")
+    path.parent.mkdir(parents=True)
+    nbformat.write(new_notebook(metadata={"vecgrade": {"definitions": broadcasting.folder_print}}), path)
+    assert graded_under(gb, course, broadcasting) == {"ada": broadcasting.fingerprint, "bo": ""}
+    assert version_changes(gb, course, broadcasting) == []  # the folder is as bo was graded under
+    nbformat.write(new_notebook(metadata={"vecgrade": {"definitions": "1" * 32}}), path)
+    changes = version_changes(gb, course, broadcasting)
+    assert len(changes) == 1 and "changed after 1 of 2 graded submissions" in changes[0]
+    assert "1 graded before vecgrade recorded each assignment's own fingerprint" in changes[0]

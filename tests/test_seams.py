@@ -8,7 +8,13 @@ from graders import KIT_ROOT
 from graders.checks.submission import definitions_digest
 from graders.engine.record import nbgrader_reason
 from graders.model.exercise import load_assignment
-from graders.model.fingerprint import definitions_files, fingerprint, folder_fingerprint
+from graders.model.fingerprint import (
+    assignment_files,
+    assignment_fingerprint,
+    definitions_files,
+    fingerprint,
+    folder_fingerprint,
+)
 
 WRAPPER = "nbgrader.converters.base.NbGraderException: Please see the above traceback for details"
 
@@ -38,14 +44,37 @@ def test_the_fingerprint_changes_with_any_file_and_only_then(tmp_path):
     assert definitions_files(tmp_path) == files and folder_fingerprint(tmp_path) == fingerprint(files)
 
 
-def test_a_loaded_assignment_carries_its_folders_fingerprint_into_the_verdict_salt(tmp_path):
+def test_a_loaded_assignment_carries_its_own_fingerprint_into_the_verdict_salt(tmp_path):
     folder = tmp_path / "assignments"
     shutil.copytree(KIT_ROOT / "assignments", folder, ignore=shutil.ignore_patterns("__pycache__"))
     loaded = load_assignment(folder / "broadcasting.py")
-    assert loaded.fingerprint == folder_fingerprint(folder) == definitions_digest(loaded)
+    assert loaded.fingerprint == assignment_fingerprint(definitions_files(folder), "broadcasting") \
+        == definitions_digest(loaded)
+    assert loaded.folder_print == folder_fingerprint(folder) != loaded.fingerprint
     lesson = folder / "lessons" / "broadcasting.md"
     lesson.write_text(lesson.read_text() + "\nOne more line.\n")
-    assert definitions_digest(load_assignment(folder / "broadcasting.py")) != definitions_digest(loaded)
+    edited = load_assignment(folder / "broadcasting.py")
+    assert definitions_digest(edited) != definitions_digest(loaded)  # its own lesson: a new fingerprint
+    other = folder / "strides.py"  # another assignment's definitions: not broadcasting's change
+    other.write_text(other.read_text() + "\n# a comment\n")
+    again = load_assignment(folder / "broadcasting.py")
+    assert again.fingerprint == edited.fingerprint and again.folder_print != edited.folder_print
+    shared = folder / "variants" / "__init__.py"  # named after no assignment: every assignment's
+    shared.write_text(shared.read_text() + "\n# shared\n")
+    assert load_assignment(folder / "broadcasting.py").fingerprint != again.fingerprint
+
+
+def test_an_assignments_files_are_its_own_and_the_shared_ones():
+    files = {"a.py": "1", "b.py": "2", "_shared.py": "3", "variants/__init__.py": "4", "variants/a.py": "5",
+             "variants/b.py": "6", "cases/a.py": "7", "lessons/a.md": "8", "lessons/b.md": "9"}
+    assert sorted(assignment_files(files, "a")) == ["_shared.py", "a.py", "cases/a.py", "lessons/a.md",
+                                                    "variants/__init__.py", "variants/a.py"]
+    assert sorted(assignment_files(files, "b")) == ["_shared.py", "b.py", "lessons/b.md", "variants/__init__.py",
+                                                    "variants/b.py"]
+    assert assignment_fingerprint(files, "a") != assignment_fingerprint(files, "b")
+    assert assignment_fingerprint({**files, "lessons/b.md": "changed"}, "a") == assignment_fingerprint(files, "a")
+    assert assignment_fingerprint({**files, "cases/a.py": "changed"}, "a") != assignment_fingerprint(files, "a")
+    assert assignment_fingerprint({**files, "_shared.py": "changed"}, "b") != assignment_fingerprint(files, "b")
 
 
 def test_an_assignment_built_in_code_is_fingerprinted_by_what_it_says():

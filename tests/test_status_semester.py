@@ -229,6 +229,83 @@ def test_definitions_changed_after_grading_name_the_exercise_and_the_steps(cours
         "vecgrade grade broadcasting", "vecgrade feedback broadcasting"]
 
 
+def _stamped(course: Course, student: str, name: str = A) -> None:
+    """ada's graded copy records the definitions it was graded under, as ``write_verdicts`` stamps it."""
+    from graders.model.fingerprint import stamp
+    graded = course.paths.notebook(Step.AUTOGRADED, name, student)
+    nb = json.loads(graded.read_text())
+    stamp(nb["metadata"], course.catalogue[name].fingerprint)
+    graded.write_text(json.dumps(nb))
+
+
+def test_editing_one_assignments_definitions_flags_that_one_only(course):
+    submit(course, "ada")
+    grade(course, "ada")
+    _stamped(course, "ada")
+    assert status(course).changes == []  # control: nothing edited, nothing flagged
+    other = course.root / "assignments" / "strides.py"  # another assignment's definitions
+    other.write_text(other.read_text() + "\n# a comment the teacher added\n")
+    found = status_json(course, list(course.catalogue))
+    assert all(a["changes"] == [] for a in found["assignments"]), [a["changes"] for a in found["assignments"]]
+    lesson = course.root / "assignments" / "lessons" / f"{A}.md"  # broadcasting's own: its marks are older
+    lesson.write_text(lesson.read_text() + "\nOne more line.\n")
+    s = status(course)
+    assert any(c.startswith("graded under older definitions") for c in s.changes), s.changes
+    assert "vecgrade grade broadcasting" in " ".join(s.steps)
+    found = status_json(course, list(course.catalogue))
+    flagged = [a["assignment"] for a in found["assignments"] if a["changes"]]
+    assert flagged == [A]
+
+
+def test_a_shared_definitions_file_changes_every_assignment(course):
+    submit(course, "ada")
+    grade(course, "ada")
+    _stamped(course, "ada")
+    shared = course.root / "assignments" / "variants" / "__init__.py"  # named after no assignment
+    shared.write_text(shared.read_text() + "\n# shared by every assignment\n")
+    assert any(c.startswith("graded under older definitions") for c in status(course).changes)
+
+
+def test_an_extension_granted_after_grading_says_the_penalty_stands_until_regraded(course):
+    with Gradebook(course.db_url) as gb:
+        gb.update_or_create_assignment(A, duedate=DUE)
+    submit(course, "ada", arrived=DUE + datetime.timedelta(hours=2))
+    grade(course, "ada", feedback=False)
+    with Gradebook(course.db_url) as gb:  # what nbgrader's late-submission plugin leaves: 2 points off
+        gb.find_submission_notebook(A, A, "ada").late_submission_penalty = 2.0
+        gb.db.commit()
+    s = status(course)
+    assert s.penalty_stale == {} and "ada" in s.late  # control: late, and the penalty is right
+    assert not any("extension granted after grading" in line for line in status_lines(s))
+    result = vecgrade("extend", A, "ada", "--hours", "3", "-c", course.root)
+    assert result.exit_code == 0, result.output
+    assert "ada's submission of broadcasting is graded already: nbgrader's late penalty of 2 points was taken" \
+           in result.stdout and "`vecgrade grade broadcasting -s ada`" in result.stdout
+    s = status(course)
+    assert s.penalty_stale == {"ada": 2.0} and "ada" not in s.late
+    assert ("broadcasting: extension granted after grading: ada: nbgrader's late penalty of 2 points stands though "
+            "the submission is not late now; regrade with `vecgrade grade broadcasting -s ada` to apply it"
+            ) in status_lines(s)
+    mine = next(a for a in status_json(course, [A])["assignments"] if a["assignment"] == A)
+    assert mine["penalty_stale"] == {"ada": 2.0}
+    with Gradebook(course.db_url) as gb:  # the regrade: autograde computes the penalty under the new due date
+        gb.find_submission_notebook(A, A, "ada").late_submission_penalty = 0.0
+        gb.db.commit()
+    assert status(course).penalty_stale == {}
+
+
+def test_an_extension_before_grading_gives_no_hint(course):
+    with Gradebook(course.db_url) as gb:
+        gb.update_or_create_assignment(A, duedate=DUE)
+    submit(course, "ada", arrived=DUE + datetime.timedelta(hours=2))
+    result = vecgrade("extend", A, "ada", "--hours", "3", "-c", course.root)
+    assert result.exit_code == 0 and "ada: +3 h" in result.stdout and "graded already" not in result.stdout
+    grade(course, "ada", feedback=False)  # graded within the extension: no penalty taken
+    assert status(course).penalty_stale == {}
+    result = vecgrade("extend", A, "ada", "--hours", "4", "-c", course.root)  # graded, on time, no penalty
+    assert result.exit_code == 0 and "graded already" not in result.stdout
+
+
 def test_the_course_view_and_json(course):
     submit(course, "ada")
     inbound(course, "bob", DUE)

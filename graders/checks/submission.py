@@ -44,7 +44,8 @@ _DIGESTS: dict[int, tuple[Assignment, str]] = {}
 
 
 def definitions_digest(assignment: Assignment) -> str:
-    """The definitions' ``fingerprint``: the folder's, recorded when the assignment was loaded from one; for an
+    """The definitions' ``fingerprint``: the assignment's own (its files and the shared ones of its folder,
+    ``fingerprint.assignment_fingerprint``), recorded when it was loaded from a folder; for an
     assignment built in code, the same function over what it says about each exercise (code and settings)."""
     if assignment.fingerprint:
         return assignment.fingerprint

@@ -22,8 +22,9 @@ def extend(assignment: str = typer.Argument(..., help="The assignment."),
     """A student's extension of an assignment's due date (`--hours N`), or the list of them (`--list`).
 
     Kept in nbgrader's gradebook, before or after the student's submission is in it, so grading, lateness and late
-    penalties count from the student's own due date."""
-    from graders.course.extensions import ExtensionError, check_hours, describe, extensions, grant
+    penalties count from the student's own due date. nbgrader computes a late penalty when it grades: for a
+    submission graded already, regrade it (`vecgrade grade ASSIGNMENT -s STUDENT`) to apply the extension."""
+    from graders.course.extensions import ExtensionError, after_grading, check_hours, describe, extensions, grant
     c = open_course(course)
     name = find_entry(c, assignment).name
     if listed == (student is not None):
@@ -51,6 +52,9 @@ def extend(assignment: str = typer.Argument(..., help="The assignment."),
         except ExtensionError as exc:
             fail(str(exc))
     say(escape(inert(describe(e) if e.hours else f"{student}: no extension of {name}")))
+    hint = after_grading(e)
+    if hint:
+        say(f"[yellow]note[/yellow]: {escape(inert(hint))}")
 
 
 def _known(course, gb, assignment: str, student: str) -> None:

@@ -149,7 +149,8 @@ def status(assignment: Optional[str] = typer.Argument(None, help="One assignment
     """The semester's dashboard: per assignment and student, what waits, is graded, late or out of date.
 
     Waiting in the exchange, collected, graded, resubmitted and not graded yet, late (due date, extension), not
-    graded (why), feedback missing or out of date, and definitions changed after grading (what, and each step)."""
+    graded (why), feedback missing or out of date, a late penalty an extension granted after grading leaves, and
+    each assignment's definitions changed after grading (what, and each step)."""
     from graders.course.results import NoGradebook
     from graders.course.status import status_json, status_table
     c = open_course(course)

@@ -34,6 +34,8 @@ class Extension:
     hours: float
     due: datetime.datetime | None       # the assignment's due date (naive UTC), None without one
     graded: bool                        # False: a placeholder, no submission graded yet
+    penalty: float = 0.0                # the late penalty autograde took (0 when not graded)
+    seconds_late: float = 0.0           # after the student's due date as it is now (nbgrader's total_seconds_late)
 
     @property
     def until(self) -> datetime.datetime | None:
@@ -48,6 +50,20 @@ def is_placeholder(submission: SubmittedAssignment) -> bool:
     return all(g.auto_score is None and g.manual_score is None for nb in submission.notebooks for g in nb.grades)
 
 
+def stale_penalty(penalty: float, seconds_late: float) -> bool:
+    """Whether a graded submission's late penalty is stale: nbgrader's autograde stores the penalty it computed
+    then (``SubmittedNotebook.late_submission_penalty``), but its lateness (``total_seconds_late``) counts from the
+    due date plus the extension as they are now. A penalty taken from a submission that is not late now was taken
+    before an extension that covers it: it stands, in every view and export, until the submission is graded again
+    (``vecgrade grade A -s STUDENT``). (An extension that shortens the lateness without covering it leaves a
+    penalty nbgrader would compute otherwise too; the gradebook keeps no time of the grant to tell, so ``vecgrade
+    extend`` says it when it grants one.)"""
+    return penalty > 0 and seconds_late <= 0
+
+
+REGRADE = "regrade with `vecgrade grade {assignment} -s {student}` to apply it"  # the fix, as status and extend say it
+
+
 def check_hours(hours: float) -> float:
     """``hours`` as an extension: a finite number, 0 (removes it) up to a year."""
     if not math.isfinite(hours) or hours < 0 or hours > 24 * 366:
@@ -60,8 +76,11 @@ def _hours(submission: SubmittedAssignment) -> float:
 
 
 def _of(submission: SubmittedAssignment) -> Extension:
+    graded = not is_placeholder(submission)
     return Extension(submission.student.id, submission.assignment.name, _hours(submission),
-                     submission.assignment.duedate, not is_placeholder(submission))
+                     submission.assignment.duedate, graded,
+                     float(submission.late_submission_penalty or 0) if graded else 0.0,
+                     float(submission.total_seconds_late or 0) if graded else 0.0)
 
 
 def grant(gb: Gradebook, assignment: str, student: str, hours: float) -> Extension:
@@ -103,6 +122,18 @@ def extensions(gb: Gradebook, assignment: str) -> list[Extension]:
     except MissingEntry:
         return []
     return sorted((_of(s) for s in found.submissions if s.extension), key=lambda e: e.student)
+
+
+def after_grading(e: Extension) -> str:
+    """What ``vecgrade extend`` says when the submission it extended is graded already and its late penalty may
+    change ("" when it is not graded, or took no penalty and is not late under the new due date: a regrade would
+    change nothing): the penalty nbgrader stored at grading stands until the submission is graded again."""
+    if not e.graded or (not e.penalty and not e.seconds_late):
+        return ""
+    taken = f"nbgrader's late penalty of {e.penalty:g} points was taken at grading" if e.penalty else \
+        "any late penalty is computed at grading"
+    return (f"{e.student}'s submission of {e.assignment} is graded already: {taken}, under the due date then; "
+            + REGRADE.format(assignment=e.assignment, student=e.student))
 
 
 def describe(e: Extension) -> str:

@@ -23,7 +23,7 @@ from graders.coursedir.paths import Step
 from graders.model.catalogue import GradedAssignment, max_points
 from graders.model.csvsafe import write_rows
 from graders.model.errors import VecgradeError
-from graders.model.fingerprint import stamped
+from graders.model.fingerprint import graded_under_other, stamped
 
 
 class NoGradebook(VecgradeError, FileNotFoundError):
@@ -108,36 +108,48 @@ def _differences(gb: Gradebook, assignment: GradedAssignment) -> tuple[list[str]
     return shape, points
 
 
-def graded_under(gb: Gradebook, course: Course, assignment: GradedAssignment) -> dict[str, str]:
-    """{student with a submission in the gradebook: the definitions' fingerprint their autograded notebook records}
-    ("" for a notebook that records none: missing, unreadable, or graded before notebooks recorded it)."""
+def _graded_metadata(gb: Gradebook, course: Course, assignment: GradedAssignment) -> dict[str, object]:
+    """{student with a submission in the gradebook: their autograded notebook's metadata} (None: the notebook is
+    missing or unreadable)."""
     try:
         students = sorted({sub.student.id for sub in gb.find_assignment(assignment.name).submissions})
     except MissingEntry:
         return {}
-    out = {}
+    out: dict[str, object] = {}
     for student in students:
         path = course.paths.notebook(Step.AUTOGRADED, assignment.name, student)
         try:
-            out[student] = stamped(json.loads(path.read_text()).get("metadata"))
+            out[student] = json.loads(path.read_text()).get("metadata")
         except (OSError, ValueError, AttributeError):
-            out[student] = ""
+            out[student] = None
     return out
 
 
+def graded_under(gb: Gradebook, course: Course, assignment: GradedAssignment) -> dict[str, str]:
+    """{student with a submission in the gradebook: the assignment's fingerprint their autograded notebook records}
+    ("" for a notebook that records none: missing, unreadable, graded before notebooks recorded it, or before
+    fingerprints were per assignment)."""
+    return {student: stamped(meta) for student, meta in _graded_metadata(gb, course, assignment).items()}
+
+
 def older_definitions(gb: Gradebook, course: Course, assignment: GradedAssignment) -> str:
-    """Whether the definitions changed since any submission was graded, in words ("" when none was): decided by
-    their fingerprint (``graders.model.fingerprint``, the one answer to "did the definitions change?"), the
-    current one against each graded notebook's. A notebook that records none is not counted, nor is any when
-    the assignment has no folder's fingerprint (built in code)."""
+    """Whether the assignment's definitions changed since any submission was graded, in words ("" when none was):
+    decided by its own fingerprint (``graders.model.fingerprint``, the one answer to "did the definitions
+    change?"), the current one against each graded notebook's (``graded_under_other``: a notebook graded before
+    fingerprints were per assignment is compared with the whole folder's). A notebook that records none is not
+    counted, nor is any when the assignment has no folder's fingerprint (built in code)."""
     if not assignment.fingerprint:
         return ""
-    recorded = graded_under(gb, course, assignment)
-    older = [s for s, digest in recorded.items() if digest and digest != assignment.fingerprint]
+    recorded = _graded_metadata(gb, course, assignment)
+    older = [s for s, meta in recorded.items()
+             if graded_under_other(meta, assignment.fingerprint, assignment.folder_print)]
     if not older:
         return ""
-    return (f"the course's definitions changed after {len(older)} of {len(recorded)} graded submissions were graded "
-            "(cases, rules, points or lessons): their marks are from the older definitions")
+    legacy = [s for s in older if not stamped(recorded[s])]
+    return (f"the definitions of {assignment.name} changed after {len(older)} of {len(recorded)} graded submissions "
+            "were graded (cases, rules, points or lessons): their marks are from the older definitions"
+            + (f" ({len(legacy)} graded before vecgrade recorded each assignment's own fingerprint: any change of "
+               "the course's definitions since counts for them)" if legacy else ""))
 
 
 def version_changes(gb: Gradebook, course: Course, assignment: GradedAssignment) -> list[str]:

@@ -5,6 +5,7 @@ the definitions' ``catalogue`` (names and points, no torch); ``assignments`` imp
 """
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from contextlib import contextmanager
@@ -64,7 +65,7 @@ class Course:
             return found
         loaded = self.assignments
         entries = [entry_of(a) for a in loaded.values()]
-        fingerprint = next(iter(loaded.values())).fingerprint if loaded else fingerprint  # of what was imported
+        fingerprint = next(iter(loaded.values())).folder_print if loaded else fingerprint  # of what was imported
         write_catalogue(self.root / CATALOGUE, fingerprint, entries)
         return {e.name: e for e in entries}
 
@@ -75,15 +76,31 @@ class Course:
         return url if isinstance(url, str) and url else "sqlite:///" + str(self.root / "gradebook.db")
 
     def config(self, plain: bool = False, confined: bool = True):
-        """The course's nbgrader config; for benchmarks, ``plain`` drops vecgrade's steps and
-        ``confined=False`` turns the sandbox off."""
-        config = PyFileConfigLoader("nbgrader_config.py", path=str(self.root)).load_config()
+        """The course's nbgrader config (a copy of its own: the caller may change it); for benchmarks, ``plain``
+        drops vecgrade's steps and ``confined=False`` turns the sandbox off."""
+        config = copy.deepcopy(self._loaded_config())
         if plain:
             for key in ("autograde_preprocessors", "sanitize_preprocessors"):
                 config.Autograde.pop(key, None)
         if not confined:
             config.Sandbox.enabled = False
         return config
+
+    def _loaded_config(self):
+        """``nbgrader_config.py`` as nbgrader loads it (running it: it imports nbgrader's preprocessors and
+        vecgrade's pipeline), once per version of the file (its time and size) for this ``Course``: ``vecgrade
+        status`` reads the config for the gradebook's URL, the paths and the exchange, five times in one run."""
+        path = self.root / "nbgrader_config.py"
+        try:
+            info = path.stat()
+            version: tuple[int, int] | None = (info.st_mtime_ns, info.st_size)
+        except OSError:
+            version = None  # loading says what is wrong, as without this
+        cached = self.__dict__.get("_config_cache")
+        if version is None or cached is None or cached[0] != version:
+            cached = (version, PyFileConfigLoader("nbgrader_config.py", path=str(self.root)).load_config())
+            self.__dict__["_config_cache"] = cached
+        return cached[1]
 
     @contextmanager
     def inside(self):

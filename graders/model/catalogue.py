@@ -73,6 +73,9 @@ class GradedAssignment(Protocol):
     @property
     def fingerprint(self) -> str: ...
 
+    @property
+    def folder_print(self) -> str: ...
+
 
 @dataclass(frozen=True)
 class ExerciseEntry:
@@ -89,14 +92,17 @@ class AssignmentEntry:
     title: str
     order: int
     exercises: tuple[ExerciseEntry, ...]
-    # the definitions folder's fingerprint, as ``Assignment.fingerprint`` (the catalogue's stamp; not in its entries)
+    # the assignment's own fingerprint, as ``Assignment.fingerprint`` (kept in its entry)
     fingerprint: str = field(default="", compare=False, repr=False)
+    # the definitions folder's, as ``Assignment.folder_print`` (the catalogue's stamp; not in its entries)
+    folder_print: str = field(default="", compare=False, repr=False)
 
 
 def entry_of(assignment: Assignment) -> AssignmentEntry:
     """The catalogue's entry of a loaded assignment."""
     exercises = tuple(ExerciseEntry(ex.name, ex.points) for ex in assignment.exercises)
-    return AssignmentEntry(assignment.name, assignment.title, assignment.order, exercises, assignment.fingerprint)
+    return AssignmentEntry(assignment.name, assignment.title, assignment.order, exercises, assignment.fingerprint,
+                           assignment.folder_print)
 
 
 def max_points(assignment: GradedAssignment) -> dict[str, float]:
@@ -107,7 +113,7 @@ def max_points(assignment: GradedAssignment) -> dict[str, float]:
 def _from_json(data: dict, fingerprint: str) -> AssignmentEntry:
     return AssignmentEntry(str(data["name"]), str(data["title"]), int(data["order"]),
                            tuple(ExerciseEntry(str(e["name"]), Points(**{p: float(e["points"][p]) for p in PARTS}))
-                                 for e in data["exercises"]), fingerprint)
+                                 for e in data["exercises"]), str(data["fingerprint"]), fingerprint)
 
 
 def read_catalogue(path: Path, fingerprint: str) -> dict[str, AssignmentEntry] | None:
@@ -127,7 +133,7 @@ def write_catalogue(path: Path, fingerprint: str, entries: Sequence[AssignmentEn
     """Write the catalogue of definitions of ``fingerprint`` (``entries`` in course order), whole or not at all; a
     folder that cannot be written is left alone (the next reader loads the definitions, as without one)."""
     path = Path(path)
-    listed = [{k: v for k, v in asdict(e).items() if k != "fingerprint"} for e in entries]
+    listed = [{k: v for k, v in asdict(e).items() if k != "folder_print"} for e in entries]
     text = json.dumps({"code": _code(), "fingerprint": fingerprint, "assignments": listed}, indent=1)
     with contextlib.suppress(OSError):
         write_atomically(path, text, mode=0o644)  # as a file written with open() is under the usual umask

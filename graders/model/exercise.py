@@ -18,12 +18,12 @@ import tokenize
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import torch
 
 from graders.model.catalogue import Points, grade_id
-from graders.model.fingerprint import folder_fingerprint
+from graders.model.fingerprint import assignment_fingerprint, definitions_files, fingerprint
 from graders.model.hints import LOOP_HINT
 from graders.model.verdict import PARTS
 
@@ -264,8 +264,12 @@ class Assignment:
     exercises: Sequence[Exercise]
     preamble: str = "import torch"
     order: int = 0
-    # the definitions folder's ``graders.model.fingerprint`` when loaded from one (``load_assignment``), else ""
+    # its own ``graders.model.fingerprint.assignment_fingerprint`` when loaded from a folder (``load_assignment``),
+    # else "": the files it is defined by, and the shared ones
     fingerprint: str = field(default="", compare=False, repr=False)
+    # the whole folder's fingerprint ("" when built in code): only to compare notebooks graded before fingerprints
+    # were per assignment (``fingerprint.graded_under_other``)
+    folder_print: str = field(default="", compare=False, repr=False)
 
     def exercise(self, name: str) -> Exercise:
         for ex in self.exercises:
@@ -306,9 +310,9 @@ def _import_path(path: Path, mod_name: str):
     return module
 
 
-def load_assignment(path: Path, folder_print: str | None = None) -> Assignment:
-    """Import one definition module by path (``assignments`` is not an installed package), with its folder's
-    fingerprint (``folder_print`` when the caller has it already)."""
+def load_assignment(path: Path, files: Mapping[str, str] | None = None) -> Assignment:
+    """Import one definition module by path (``assignments`` is not an installed package), with its fingerprints
+    (its own and the folder's, from the folder's ``files`` when the caller has read them already)."""
     path = Path(path)
     module = _import_path(path, f"vecgrade_assignments.{path.stem}")
     assignment = getattr(module, "ASSIGNMENT", None)
@@ -316,7 +320,9 @@ def load_assignment(path: Path, folder_print: str | None = None) -> Assignment:
         raise ValueError(f"{path} defines no ASSIGNMENT = Assignment(...)")
     if assignment.name != path.stem:
         raise ValueError(f"{path}: ASSIGNMENT.name is {assignment.name!r}, expected {path.stem!r}")
-    return dataclasses.replace(assignment, fingerprint=folder_print or folder_fingerprint(path.parent))
+    files = definitions_files(path.parent) if files is None else files
+    return dataclasses.replace(assignment, fingerprint=assignment_fingerprint(files, path.stem),
+                               folder_print=fingerprint(files))
 
 
 _LOADED: dict[tuple[str, str], Assignment] = {}
@@ -327,15 +333,16 @@ def load_assignment_once(path: Path) -> Assignment:
     a grading process keeps the same exercise objects from one notebook to the next (and what the
     grading run caches for them)."""
     path = Path(path).resolve()
-    key = (str(path), folder_fingerprint(path.parent))
+    files = definitions_files(path.parent)
+    key = (str(path), fingerprint(files))
     if key not in _LOADED:
-        _LOADED[key] = load_assignment(path, key[1])
+        _LOADED[key] = load_assignment(path, files)
     return _LOADED[key]
 
 
 def load_course(assignments_dir: Path) -> dict[str, Assignment]:
     """All assignments of a course, by name, in file order."""
     files = sorted(p for p in Path(assignments_dir).glob("*.py") if not p.name.startswith("_"))
-    folder_print = folder_fingerprint(Path(assignments_dir))
-    loaded = sorted((load_assignment(f, folder_print) for f in files), key=lambda a: (a.order, a.name))
+    texts = definitions_files(Path(assignments_dir))
+    loaded = sorted((load_assignment(f, texts) for f in files), key=lambda a: (a.order, a.name))
     return {a.name: a for a in loaded}
