@@ -84,3 +84,30 @@ def test_the_calls_of_a_request_and_the_warm_ups_never_share_inputs(broadcasting
     assert len(data) == 2 * (1 + 2 + 32) and len(set(data)) == len(data)
     one = draw(ex, ex.name, torch.Generator().manual_seed(3), 16)
     assert len({args[0].numpy().tobytes() for args, _ in one.calls}) == 16
+
+
+def test_the_calibrations_last_step_is_timed_on_the_runs_own_requests(monkeypatch, broadcasting):
+    """The last step's two requests are the run's full warm-up and first repetition at the calibrated k: drawn and
+    encoded once for the run (the student's timing child and the reference's shared time meet the same objects),
+    not a third and fourth time; two different requests, so the best of two is still of two inputs."""
+    import contextlib
+
+    from graders.checks.fast import FIRST
+    from graders.checks.reference import Reference
+
+    requests: list = []
+
+    def timed(session, staged, timeout):
+        requests.append(staged)
+        return (0.5e-3 + 29e-6 * len(staged.calls)) / len(staged.calls), [None] * len(staged.which)
+
+    monkeypatch.setattr(timing, "timed", timed)
+    monkeypatch.setattr(Reference, "fresh", lambda self, ex: contextlib.nullcontext())
+    ex = broadcasting.exercise("pairwise_sq_dists")
+    run = GradingRun(seed=12)
+    k = Reference(run, broadcasting, None).calibration(ex).k
+    last = requests[-2:]
+    assert last[0] is warm_up_requests(run, ex, k)[-1] and last[1] is run.bench_inputs(ex, FIRST, k)
+    assert last[0] is not last[1] and all(len(s.calls) == k for s in last)
+    data = [a.numpy().tobytes() for s in last for args, _ in s.calls for a in args]
+    assert len(set(data)) == len(data)  # no call of the two shares an input

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
@@ -76,17 +77,26 @@ class Calibration:
     one: float  # the reference's CPU seconds per call, in a request of k calls
 
 
-def calibrate(ex, reference: WorkerSession, gen: torch.Generator) -> Calibration:
+def calibrate(ex, reference: WorkerSession, gen: torch.Generator,
+              steps_of: Callable[[int], tuple[Staged, Staged]] | None = None) -> Calibration:
     """The loop version's time and the calls per timed request ``k``: the smallest step at which the reference's
     request takes ``TARGET`` CPU seconds (best of two), or ``MAX_K``. Each step's k is predicted from the steps
-    before it (``next_k``), so a typical exercise needs three steps (k = 1, a small k, the predicted k)."""
+    before it (``next_k``), so a typical exercise needs three steps (k = 1, a small k, the predicted k).
+
+    ``steps_of(k)``: the two requests of k calls a step times (two requests of the run that every student is
+    timed on later at that k, so that the last step's inputs, drawn and encoded here, serve the run again);
+    by default two requests drawn from ``gen``. The warm-up and the loop version's request are drawn from
+    ``gen``."""
     timed(reference, draw(ex, ex.name, gen, 1), 600)  # warm-up: first calls pay lazy init
     # one request of the loop version (10-100 ms): a slow moment only lowers the speedup bar, which every
     # answer near it fails on the reference's bar anyway (the reference's speedup is at least 3x the bar)
     loop = timed(reference, draw(ex, ex.loop_name, gen, 1), 600)[0]
+    if steps_of is None:
+        def steps_of(k: int) -> tuple[Staged, Staged]:
+            return draw(ex, ex.name, gen, k), draw(ex, ex.name, gen, k)
     k, steps = 1, []
     while True:  # until the reference's request takes TARGET seconds (best of two), or k is MAX_K
-        one = min(timed(reference, draw(ex, ex.name, gen, k), 600)[0] for _ in range(2))
+        one = min(timed(reference, staged, 600)[0] for staged in steps_of(k))
         if one * k >= TARGET or k >= MAX_K:
             return Calibration(loop, k, one)
         steps.append((k, one * k))
