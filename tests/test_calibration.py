@@ -86,6 +86,39 @@ def test_the_calls_of_a_request_and_the_warm_ups_never_share_inputs(broadcasting
     assert len({args[0].numpy().tobytes() for args, _ in one.calls}) == 16
 
 
+@pytest.fixture
+def strides():
+    from graders.model.exercise import load_assignment
+
+    from tests.testkit import ROOT
+
+    return load_assignment(ROOT / "assignments" / "strides.py")
+
+
+def test_a_shape_only_calibration_times_a_new_shape_of_equal_work_in_every_call(monkeypatch, strides):
+    """Every step of a shape-only exercise's calibration (the run's own requests now) gets a new shape per call, of
+    the benchmark's work (graders.checks.equal_work): the reference is not timed on one shape again and again."""
+    import contextlib
+
+    from graders.checks.equal_work import TOLERANCE
+    from graders.checks.reference import Reference
+
+    requests = synthetic(monkeypatch, 0.5e-3, 29e-6)
+    staged_seen: list = []
+    timed = timing.timed
+    monkeypatch.setattr(timing, "timed", lambda session, staged, t: staged_seen.append(staged) or timed(session,
+                                                                                                       staged, t))
+    monkeypatch.setattr(Reference, "fresh", lambda self, ex: contextlib.nullcontext())
+    ex = strides.exercise("nhwc_to_nchw_offsets")
+    Reference(GradingRun(seed=13), strides, None).calibration(ex)
+    work = math.prod(ex.sized(torch.Generator().manual_seed(0), ex.bench_size)[0])
+    assert [len(staged.calls) for staged in staged_seen] == requests
+    for staged in staged_seen[2:]:  # the steps' requests
+        shapes = [args[0] for args, _ in staged.calls]
+        assert len(set(shapes)) >= 0.75 * len(shapes), shapes  # a finite set of shapes: some meet twice by chance
+        assert all(abs(math.prod(s) / work - 1) <= TOLERANCE for s in shapes)
+
+
 def test_the_calibrations_last_step_is_timed_on_the_runs_own_requests(monkeypatch, broadcasting):
     """The last step's two requests are the run's full warm-up and first repetition at the calibrated k: drawn and
     encoded once for the run (the student's timing child and the reference's shared time meet the same objects),
