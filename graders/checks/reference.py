@@ -44,12 +44,20 @@ class Reference:
         return self.run.code_key(reference_cells(self.assignment, ex))
 
     def calibration(self, ex: Exercise) -> Calibration:
-        """The loop version's time and the calls per timed request, measured once per run on inputs of the
-        run's own stream (not a student's): every student of the run is timed the same way."""
+        """The loop version's time and the calls per timed request, measured once per run: every student of the
+        run is timed the same way. Each step of k calls times the reference on two requests the run times every
+        student on at that k (the full warm-up and the first repetition: graders.checks.fast), so that the last
+        step's inputs are drawn and encoded once, here, for the whole run; the warm-up and the loop version's
+        request come from the run's own calibration stream."""
+        from graders.checks.fast import FIRST, warm_up_requests  # fast names the run's requests
+
+        def steps_of(k: int) -> tuple[Staged, Staged]:
+            return warm_up_requests(self.run, ex, k)[-1], self.run.bench_inputs(ex, FIRST, k)
+
         key = (self.key(ex), ex.bench_size)
         if key not in self.run.calibrations:
             with self.fresh(ex) as session:
-                self.run.calibrations[key] = calibrate(ex, session, self.run.stream(ex, "calibration"))
+                self.run.calibrations[key] = calibrate(ex, session, self.run.stream(ex, "calibration"), steps_of)
         return self.run.calibrations[key]
 
     def warmed(self, ex: Exercise, warm_up: list[Staged]) -> WorkerSession:

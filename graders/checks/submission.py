@@ -175,10 +175,11 @@ class GradingRun:
         """The inputs of one timed request (``request`` names it), the same for every student of the run (and for
         the reference timed beside them): drawn from the run's own stream, new for every call of every request
         (new data; for a shape-only exercise a new shape of equal work: graders.checks.timing.inputs), and
-        encoded once per run, not per student."""
+        encoded once per run, not per student. Each request of its own stream, named by the request and its k: two
+        requests of one name and different k (the one-call warm-up and the full one) share no input."""
         key = (ex.name, ex.sized, ex.bench_size, request, k)
         if key not in self._bench_inputs:
-            self._bench_inputs[key] = draw(ex, ex.name, self.stream(ex, request), k)
+            self._bench_inputs[key] = draw(ex, ex.name, self.stream(ex, f"{request} of {k} calls"), k)
         return self._bench_inputs[key]
 
     def grade(self, assignment: Assignment, cells: list[tuple[str, str]], limits: Limits | None = None,

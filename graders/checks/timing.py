@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
@@ -76,14 +77,48 @@ class Calibration:
     one: float  # the reference's CPU seconds per call, in a request of k calls
 
 
-def calibrate(ex, reference: WorkerSession, gen: torch.Generator) -> Calibration:
+def calibrate(ex, reference: WorkerSession, gen: torch.Generator,
+              steps_of: Callable[[int], tuple[Staged, Staged]] | None = None) -> Calibration:
+    """The loop version's time and the calls per timed request ``k``: the smallest step at which the reference's
+    request takes ``TARGET`` CPU seconds (best of two), or ``MAX_K``. Each step's k is predicted from the steps
+    before it (``next_k``), so a typical exercise needs three steps (k = 1, a small k, the predicted k).
+
+    ``steps_of(k)``: the two requests of k calls a step times (two requests of the run that every student is
+    timed on later at that k, so that the last step's inputs, drawn and encoded here, serve the run again);
+    by default two requests drawn from ``gen``. The warm-up and the loop version's request are drawn from
+    ``gen``."""
     timed(reference, draw(ex, ex.name, gen, 1), 600)  # warm-up: first calls pay lazy init
     # one request of the loop version (10-100 ms): a slow moment only lowers the speedup bar, which every
     # answer near it fails on the reference's bar anyway (the reference's speedup is at least 3x the bar)
     loop = timed(reference, draw(ex, ex.loop_name, gen, 1), 600)[0]
-    k = 1
-    while True:  # grow k until the reference's request takes TARGET seconds (best of two), or k is MAX_K
-        one = min(timed(reference, draw(ex, ex.name, gen, k), 600)[0] for _ in range(2))
+    if steps_of is None:
+        def steps_of(k: int) -> tuple[Staged, Staged]:
+            return draw(ex, ex.name, gen, k), draw(ex, ex.name, gen, k)
+    k, steps = 1, []
+    while True:  # until the reference's request takes TARGET seconds (best of two), or k is MAX_K
+        one = min(timed(reference, staged, 600)[0] for staged in steps_of(k))
         if one * k >= TARGET or k >= MAX_K:
             return Calibration(loop, k, one)
-        k = min(MAX_K, k * max(2, math.ceil(TARGET / max(one * k, 1e-7))))
+        steps.append((k, one * k))
+        k = next_k(steps)
+
+
+HEADROOM = 1.25  # a predicted k aims this far past TARGET, so that its step confirms it (a short one costs a step)
+GROWTH = 2.0, 1.25  # the least growth of k per step: guessed (one step so far), predicted (a line through two)
+
+
+def next_k(steps: list[tuple[int, float]]) -> int:
+    """The next step's calls per request, from the steps so far (``(k, CPU seconds of the request)``, k rising,
+    each short of ``TARGET``). A request costs a fixed part (receiving, decoding, replying) plus a part per call:
+    from two steps, the line through the last two predicts the k at which it reaches TARGET (``HEADROOM`` past
+    it); from one, or when the line does not rise, the request is taken as all per-call work. At least ``GROWTH``
+    times the last k (so that the steps end, at MAX_K at worst: a prediction just short of TARGET is not doubled),
+    at most MAX_K."""
+    k, seconds = steps[-1]
+    predicted, growth = k * TARGET / max(seconds, 1e-7), GROWTH[0]
+    if len(steps) >= 2:
+        k0, seconds0 = steps[-2]
+        per_call = (seconds - seconds0) / (k - k0)
+        if per_call > 0:
+            predicted, growth = HEADROOM * (k + (TARGET - seconds) / per_call), GROWTH[1]
+    return min(MAX_K, max(math.ceil(growth * k), math.ceil(predicted)))
