@@ -6,6 +6,10 @@ exercise, and broadcasting's novice loops; ``--scope all``: every kind on every 
 N (default 0 and 4), N busy processes (``while True: pass``, as benchmarks/stability.py starts them) run beside
 both measurements, and for each answer:
 
+First each control (tests/fast_calibration_set.py) is tuned in process, with no busy process beside it: the copies
+it makes of its result are set so that it lands at about its target times the bar (``tune``); the same tuned set is
+then measured at every level.
+
 (a) **in process**: the answer (its cell executed after the assignment's preamble in this process) and the
     reference (the definitions' function), one thread, on the same inputs, drawn as graders.checks.timing draws
     them (``timing.inputs``: the benchmark size, a new shape of equal work for a shape-only exercise), k of them
@@ -55,7 +59,7 @@ from graders.checks.vocabulary import Verdict, clone_args
 from graders.model.exercise import Assignment, Exercise, load_course
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from fast_calibration_set import Answer, answers  # noqa: E402  (the calibration set, one module for tests too)
+from fast_calibration_set import Answer, answers, tuned  # noqa: E402  (the calibration set, one module for tests too)
 
 BUSY = "while True: pass"
 HIGH, LOW = 1.3, 0.77  # item 2: none at or over HIGH times the bar passes, none at or under LOW times it fails
@@ -152,6 +156,44 @@ def in_process(assignment: Assignment, ex: Exercise, answer: Answer, k: int, pai
     return statistics.median(ratios), ans_best / max(ref_best, 1e-12), len(ratios)
 
 
+PROBE_CLONES = 20  # copies in the control that measures what one copy costs
+
+
+def _median_of(fn, calls: list, fresh: bool) -> float:
+    """The median of 5 requests of ``fn`` over ``calls``, after one call to warm it."""
+    _request(fn, calls[:1], fresh)
+    return statistics.median(_request(fn, calls, fresh) for _ in range(5))
+
+
+def tune(course: dict[str, Assignment], chosen: list[Answer], seed: int) -> list[Answer]:
+    """Each control with the copies that land it at about its target times the bar, measured in process (before
+    any busy process starts; the same set is then graded at every level): the reference's, the control's without
+    copies and with ``PROBE_CLONES`` of them, each the median of 5 requests of k calls."""
+    torch.set_num_threads(1)
+    gen = torch.Generator().manual_seed(seed + 1)
+    out = []
+    for a in chosen:
+        if a.target is None:
+            out.append(a)
+            continue
+        assignment = course[a.assignment]
+        ex = next(e for e in assignment.exercises if e.name == a.exercise)
+        k = calls_per_request(ex, gen)
+        calls = [timing.inputs(ex, gen) for _ in range(k)]
+        try:
+            ref = _median_of(ex.reference, calls, ex.in_place)
+            bare = _median_of(compiled(assignment, ex, a.source), calls, ex.in_place)
+            probe = compiled(assignment, ex, tuned(a, ex, PROBE_CLONES).source)
+            per_copy = max(1e-9, (_median_of(probe, calls, ex.in_place) - bare) / PROBE_CLONES)
+        except Exception as exc:  # a control whose copies cannot run (no tensor to copy): left as it is
+            print(f"  {a.exercise} {a.kind}: not tuned ({type(exc).__name__}: {exc})")
+            out.append(a)
+            continue
+        clones = max(0, min(5000, round((a.target * ex.ref_factor * ref - bare) / per_copy)))
+        out.append(tuned(a, ex, clones) if clones else a)
+    return out
+
+
 def graded(assignment: Assignment, chosen: list[Answer], seed: int) -> dict[tuple[str, int], Verdict]:
     """The "fast" verdict of each answer, one program per slot, in one grading run of ``assignment``."""
     out = {}
@@ -241,6 +283,10 @@ def main() -> None:
         raise SystemExit(f"error: no assignment {', '.join(unknown)}; choose from {', '.join(course)}")
     chosen = [a for a in answers(course, args.scope) if not args.assignments or a.assignment in args.assignments]
     print(f"cores: {os.cpu_count()}, load average before: {os.getloadavg()[0]:.2f}; {len(chosen)} answers", flush=True)
+    start = time.perf_counter()
+    chosen = tune(course, chosen, args.seed)
+    print(f"controls tuned in {time.perf_counter() - start:.0f} s: " + ", ".join(
+        f"{a.exercise} {a.kind} +{a.clones} copies" for a in chosen if a.target is not None), flush=True)
     for load in args.load:
         start = time.perf_counter()
         rows = level(course, chosen, load, args.pairs, args.seed)

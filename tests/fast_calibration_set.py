@@ -8,10 +8,12 @@ Kinds (``Answer.kind``):
   (``Exercise.half_loops``); ``loop version``: the notebook's own loop version, renamed; ``novice loop``: a novice's
   element-by-element first answer (tests/novice_loops.py, broadcasting only);
 - ``control <c>x``: calibration controls near the bar: the reference, then ``r`` more calls of it on the same
-  inputs (on copies, for an exercise that works in place), its result the first call's. Its cost is about ``1 + r``
-  times the reference's, with ``r = round(c * ref_factor) - 1``, so it lands at about ``c`` times the exercise's
-  ``ref_factor`` bar (``CONTROLS``: 0.5, 0.77, 1.0, 1.3 and 2); where it lands is measured, not assumed
-  (benchmarks/fast_calibration.py measures each answer in process beside the reference).
+  inputs (on copies, for an exercise that works in place), then ``clones`` copies of its result (or of its first
+  tensor input), its result the first call's. Its cost is about ``1 + r`` times the reference's, with
+  ``r = floor(c * ref_factor) - 1``, plus the copies, which make up the fraction: ``clones`` is 0 here (so a
+  control lands at or below ``c`` times the exercise's ``ref_factor`` bar; ``CONTROLS``: 0.5, 0.77, 1.0, 1.3 and
+  2), and benchmarks/fast_calibration.py tunes it in process (``tuned``) so that each lands at about ``c`` times the
+  bar. Where it lands is measured, not assumed: the benchmark measures each answer in process beside the reference.
 
 ``answers("default")``: per exercise, one of the first four kinds (cycling through them over the exercises, so each
 kind meets every assignment) and one control (cycling through ``CONTROLS``), plus broadcasting's novice loops: 56
@@ -21,7 +23,8 @@ one submitted program (one answer per exercise).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 from novice_loops import ASSIGNMENT as NOVICE_ASSIGNMENT
 from novice_loops import answer as novice_answer
@@ -42,21 +45,34 @@ class Answer:
     source: str
     slot: int  # answers of one assignment and slot are graded as one program (one answer per exercise)
     target: float | None = None  # a control's intended ratio to the bar
+    clones: int = 0  # a control's copies of its result (see control_source)
 
 
 def control_repeats(ex: Exercise, target: float) -> int:
-    """How many more calls of the reference a control at ``target`` times the bar makes."""
-    return max(0, round(target * ex.ref_factor) - 1)
+    """How many more calls of the reference a control at ``target`` times the bar makes (the rest is copies)."""
+    return max(0, math.floor(target * ex.ref_factor + 1e-9) - 1)
 
 
-def control_source(ex: Exercise, target: float) -> str:
+def control_source(ex: Exercise, target: float, clones: int = 0) -> str:
     """The reference under a helper's name, and the exercise's function: the helper's result, after
-    ``control_repeats`` more calls of it (unrolled: the control's cost is tensor work, not a Python loop)."""
+    ``control_repeats`` more calls of it (unrolled: the control's cost is tensor work, not a Python loop) and
+    ``clones`` copies of its result (of its first tensor input when the result is not a tensor)."""
     helper = f"_reference_{ex.name}"
     again = (f"    {helper}(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args], **kwargs)\n"
              if ex.in_place else f"    {helper}(*args, **kwargs)\n")
+    copies = ("    extra = out if isinstance(out, torch.Tensor) else "
+              "next(a for a in args if isinstance(a, torch.Tensor))\n"
+              f"    for _ in range({clones}):\n        extra.clone()\n") if clones else ""
     return (ex.source_as(ex.reference, helper) + f"\n\ndef {ex.name}(*args, **kwargs):\n"
-            f"    out = {helper}(*args, **kwargs)\n" + again * control_repeats(ex, target) + "    return out\n")
+            f"    out = {helper}(*args, **kwargs)\n" + again * control_repeats(ex, target) + copies
+            + "    return out\n")
+
+
+def tuned(answer: Answer, ex: Exercise, clones: int) -> Answer:
+    """A control with ``clones`` copies added (benchmarks/fast_calibration.py measures how many)."""
+    if answer.target is None:
+        raise ValueError(f"{answer.exercise} {answer.kind}: only a control is tuned")
+    return replace(answer, source=control_source(ex, answer.target, clones), clones=clones)
 
 
 def _primary(ex: Exercise, kind: str, which: int = 0) -> str:
