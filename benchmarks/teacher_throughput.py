@@ -7,9 +7,10 @@ realistic formulation), a quarter loops, a quarter untouched stubs. The loops (`
 loops, element by element as real first submissions are (tests/novice_loops.py: nested ``for`` over every element,
 ``.item()``, Python lists; written for broadcasting, each in the student's own local names), or with
 ``--loops version`` the notebook's own loop versions renamed (graders.course.personas.loop_answer: what this
-benchmark graded before; cheaper to grade than a novice's). Each notebook is made distinct (throughput.make_distinct:
-every answer's first line ``_unique = <n>``), so no verdict is shared between students. Students are named
-``<kind>-<n>`` (``novice-<n>`` for novice loops, ``loop-<n>`` for loop versions).
+benchmark graded before), or with ``--loops half`` each exercise's first half loop (``Exercise.half_loops``: a
+loop over one axis with vectorized slices, nearer the bar, so "fast" times it longer). Each notebook is made
+distinct (throughput.make_distinct: every answer's first line ``_unique = <n>``), so no verdict is shared between
+students. Students are named ``<kind>-<n>`` (``novice-<n>``, ``loop-<n>`` or ``half-<n>`` for the loops).
 
 Each run grades a fresh copy of that course (no gradebook rows, no autograded/), as a fresh process, timed by
 wall clock:
@@ -42,7 +43,7 @@ profile of every process, py-spy (``py-spy record --subprocesses -o prof.svg -- 
 ``--base DIR`` runs every vecgrade run (and the breakdown) also with the checkout DIR (the code before a change),
 just before this checkout's, so a before/after pair shares the machine's state.
 
-    python benchmarks/teacher_throughput.py [--size 40] [--runs plain jobs2 jobs1 one] [--loops novice|version]
+    python benchmarks/teacher_throughput.py [--size 40] [--runs plain jobs2 jobs1 one] [--loops novice|version|half]
                                             [--per-kind plain jobs2] [--demo] [--breakdown]
                                             [--base DIR] [--keep] [--dir /tmp/vecgrade-teacher]
 """
@@ -83,8 +84,9 @@ def novice_answer(i: int):
 
 
 def mixed_class(assignment, size: int, loops: str = "novice") -> list[Persona]:
-    """The class: a quarter each of ``KINDS``; ``loops``: "novice" (tests/novice_loops.py) or "version" (the
-    notebook's loop versions)."""
+    """The class: a quarter each of ``KINDS``; ``loops``: "novice" (tests/novice_loops.py), "version" (the
+    notebook's loop versions) or "half" (each exercise's first half loop: a loop over one axis, vectorized
+    inside)."""
     if loops == "novice" and assignment.name != novice_loops.ASSIGNMENT:
         raise SystemExit(f"error: novice loops are written for {novice_loops.ASSIGNMENT} only "
                          f"(tests/novice_loops.py); for {assignment.name} use --loops version")
@@ -94,8 +96,9 @@ def mixed_class(assignment, size: int, loops: str = "novice") -> list[Persona]:
     people = []
     for i in range(size):
         kind = KINDS[i * len(KINDS) // size]
-        answer = answers.get(kind) or (novice_answer(i) if loops == "novice" else loop_answer)
-        kind = "novice" if kind == "loop" and loops == "novice" else kind
+        answer = answers.get(kind) or {"novice": novice_answer(i), "version": loop_answer,
+                                        "half": lambda ex: ex.source_as(ex.half_loops[0])}[loops]
+        kind = {"novice": "novice", "half": "half"}.get(loops, "loop") if kind == "loop" else kind
         people.append(Persona(f"{kind}-{i:03d}", kind, answer, lambda name: (0.0, 0.0, 0.0)))
     return people
 
@@ -198,8 +201,9 @@ def main() -> None:
     parser.add_argument("--base", type=Path, help="another checkout (the code before a change): each vecgrade run "
                         "is also run with it, just before, labelled <run>@base")
     parser.add_argument("--keep", action="store_true", help="keep the run folders")
-    parser.add_argument("--loops", choices=["novice", "version"], default="novice",
-                        help="the class's loops: novices' element-by-element answers, or the notebook's loop versions")
+    parser.add_argument("--loops", choices=["novice", "version", "half"], default="novice",
+                        help="the class's loops: novices' element-by-element answers, the notebook's loop versions, "
+                        "or half loops (one axis looped over, vectorized inside)")
     parser.add_argument("--per-kind", nargs="+", default=["plain", "jobs2"], choices=["plain", "jobs2", "none"],
                         help="runs repeated on each kind's notebooks alone, a class of their own")
     args = parser.parse_args()
