@@ -14,11 +14,11 @@ then measured at every level.
     reference (the definitions' function), one thread, on the same inputs, drawn as graders.checks.timing draws
     them (``timing.inputs``: the benchmark size, a new shape of equal work for a shape-only exercise), k of them
     per request with k grown as ``timing.calibrate`` grows it (the reference's request at least ``timing.TARGET``
-    CPU seconds). Requests alternate (reference, answer; the order swapped every pair), each timed on this process's
-    CPU clock (``time.process_time``), ``--pairs`` pairs (an answer whose first pair reads over ``SLOW`` times
-    its bar: 3 pairs, on as few calls as keep its request near ``LOOP_REQUEST`` s). The ratio is the **median of
-    the per-pair ratios** (answer's seconds per call over the reference's, within one pair); min/min is printed
-    beside it.
+    CPU seconds; ``INPUT_SETS`` such requests drawn per answer, its pairs taking them in turn). Requests
+    alternate (reference, answer; the order swapped every pair), each timed on this process's CPU clock
+    (``time.process_time``), ``--pairs`` pairs (an answer whose first pair reads over ``SLOW`` times its bar: 3
+    pairs, on as few calls as keep its request near ``LOOP_REQUEST`` s). The ratio is the **median of the per-pair
+    ratios** (answer's seconds per call over the reference's, within one pair); min/min is printed beside it.
 (b) **through the grader**: each assignment's answers, one program per slot (one answer per exercise), graded by
     graders.checks.submission.grade_submission in a fresh GradingRun per assignment and level (what grading a
     notebook runs: "correct", then "vectorized" and "fast", the reference measured by the run). The ratio is the
@@ -30,11 +30,14 @@ Per answer it prints: assignment, exercise, kind, the bar (``ref_factor``), in-p
 grader ratio / bar, the rounds, the verdict ("pass", "FAIL", "not graded"; "close" where the figures say so).
 Per level, the summary item 2 asks for: answers whose in-process ratio is at least ``HIGH`` (1.3) times the bar
 that passed, those at most ``LOW`` (0.77) times it that failed, and the median gap |grader / in-process - 1| over
-answers with both ratios. The in-process ratio is measured at the same level, beside the same busy processes, as
-the grader's. The exit status is 0 (it reports; the lead reads).
+answers with both ratios. The in-process ratios are measured at the first level (``--in-process first``, the
+default: no busy process beside them with the default levels) and taken as each answer's own cost at every level;
+``--in-process each`` measures them again at each level, beside its busy processes (the ratio of alternating
+pairs on the CPU clock moves little with load, and measuring it again under load 4 costs minutes). The exit status
+is 0 (it reports; the lead reads).
 
     python benchmarks/fast_calibration.py [--load 0 4] [--scope default|all] [--pairs 9] [--seed 0]
-                                          [--assignments broadcasting ...]
+                                          [--in-process first|each] [--assignments broadcasting ...]
 
 On two quiet cores, ``--scope default`` at both levels takes about 8-10 minutes.
 """
@@ -47,7 +50,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -64,6 +67,7 @@ from fast_calibration_set import Answer, answers, tuned  # noqa: E402  (the cali
 BUSY = "while True: pass"
 HIGH, LOW = 1.3, 0.77  # item 2: none at or over HIGH times the bar passes, none at or under LOW times it fails
 SLOW = 5.0  # an answer whose first pair reads this many times its bar is timed on 3 pairs only
+INPUT_SETS = 3  # requests of inputs drawn per answer in process, taken in turn by its pairs
 LOOP_REQUEST = 0.1  # CPU seconds an answer's request is cut to (fewer calls), for answers far slower than the bar
 
 
@@ -141,8 +145,11 @@ def in_process(assignment: Assignment, ex: Exercise, answer: Answer, k: int, pai
     answer_k = max(1, min(k, int(LOOP_REQUEST / max(guess, 1e-9))))
     ratios, ref_best, ans_best = [], math.inf, math.inf
     n = pairs
-    for p in range(n):
-        calls = [timing.inputs(ex, gen) for _ in range(k)]
+    drawn: list[list] = []  # INPUT_SETS requests of inputs, drawn once and taken in turn (drawing costs more than
+    for p in range(n):      # timing the reference does)
+        if len(drawn) < INPUT_SETS:
+            drawn.append([timing.inputs(ex, gen) for _ in range(k)])
+        calls = drawn[p % INPUT_SETS]
         order = [(ex.reference, calls), (fn, calls[:answer_k])]
         times = {}
         for f, chosen in (order if p % 2 == 0 else order[::-1]):
@@ -211,23 +218,35 @@ def _x(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def level(course: dict[str, Assignment], chosen: list[Answer], load: int, pairs: int, seed: int) -> list[Row]:
-    """Both measurements of every answer, with ``load`` busy processes beside them."""
+def in_process_rows(course: dict[str, Assignment], chosen: list[Answer], pairs: int, seed: int) -> list[Row]:
+    """Every answer measured in process (its ``Row`` without a verdict yet)."""
+    torch.set_num_threads(1)
+    gen = torch.Generator().manual_seed(seed)
+    ks: dict[tuple[str, str], int] = {}
+    rows = []
+    for a in chosen:
+        assignment = course[a.assignment]
+        ex = next(e for e in assignment.exercises if e.name == a.exercise)
+        if (a.assignment, ex.name) not in ks:
+            ks[(a.assignment, ex.name)] = calls_per_request(ex, gen)
+        median, minmin, n = in_process(assignment, ex, a, ks[(a.assignment, ex.name)], pairs, gen)
+        rows.append(Row(a, ex.ref_factor, median, minmin, n))
+    return rows
+
+
+def level(course: dict[str, Assignment], chosen: list[Answer], load: int, pairs: int, seed: int,
+          measured: list[Row] | None = None) -> list[Row]:
+    """Both measurements of every answer, with ``load`` busy processes beside them; ``measured``: the in-process
+    rows of an earlier level, taken as they are rather than measured again."""
     busy = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(load)]
-    rows: list[Row] = []
     try:
-        torch.set_num_threads(1)
-        gen = torch.Generator().manual_seed(seed)
         start = time.perf_counter()
-        ks: dict[tuple[str, str], int] = {}
-        for a in chosen:
-            assignment = course[a.assignment]
-            ex = next(e for e in assignment.exercises if e.name == a.exercise)
-            if (a.assignment, ex.name) not in ks:
-                ks[(a.assignment, ex.name)] = calls_per_request(ex, gen)
-            median, minmin, n = in_process(assignment, ex, a, ks[(a.assignment, ex.name)], pairs, gen)
-            rows.append(Row(a, ex.ref_factor, median, minmin, n))
-        print(f"load {load}: in process, {len(rows)} answers in {time.perf_counter() - start:.0f} s", flush=True)
+        if measured is None:
+            rows = in_process_rows(course, chosen, pairs, seed)
+            print(f"load {load}: in process, {len(rows)} answers in {time.perf_counter() - start:.0f} s", flush=True)
+        else:
+            rows = [replace(r, verdict=None) for r in measured]
+            print(f"load {load}: in process, the first level's ratios (--in-process first)", flush=True)
         start = time.perf_counter()
         for name in dict.fromkeys(a.assignment for a in chosen):
             verdicts = graded(course[name], [a for a in chosen if a.assignment == name], seed)
@@ -273,6 +292,9 @@ def main() -> None:
     parser.add_argument("--scope", choices=["default", "all"], default="default")
     parser.add_argument("--pairs", type=int, default=9, help="alternating pairs per answer in process")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--in-process", choices=["first", "each"], default="first",
+                        help="measure the in-process ratios at the first level only (the answers' own cost, taken "
+                        "as the truth at every level) or again at each level, beside its busy processes")
     parser.add_argument("--assignments", nargs="+", help="only these assignments (default: all six)")
     args = parser.parse_args()
     if args.pairs < 1:
@@ -287,9 +309,11 @@ def main() -> None:
     chosen = tune(course, chosen, args.seed)
     print(f"controls tuned in {time.perf_counter() - start:.0f} s: " + ", ".join(
         f"{a.exercise} {a.kind} +{a.clones} copies" for a in chosen if a.target is not None), flush=True)
+    first: list[Row] | None = None
     for load in args.load:
         start = time.perf_counter()
-        rows = level(course, chosen, load, args.pairs, args.seed)
+        rows = level(course, chosen, load, args.pairs, args.seed, first if args.in_process == "first" else None)
+        first = first or rows
         report(rows, load)
         print(f"load {load}: {time.perf_counter() - start:.0f} s in all; load average now "
               f"{os.getloadavg()[0]:.2f}", flush=True)
