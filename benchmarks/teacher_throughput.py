@@ -24,9 +24,10 @@ wall clock:
 
 Per kind of answer (``--per-kind``, default ``plain jobs2``): each kind's N/4 notebooks graded again as a class of
 their own, in a fresh copy of the course that holds only them, by each of those runs, timed as a whole like the
-others (start-up included, so a kind's ratio carries the fixed cost over N/4 notebooks, not N: it is a lower
-bound of what that kind costs within the mixed class). Printed as a table per kind: seconds, seconds per
-notebook, the ratio of plain's time to ``--jobs 2``'s. ``--per-kind none`` leaves it out.
+others (start-up included: each run's fixed cost is spread over N/4 notebooks, not N, so a kind's seconds per
+notebook are higher than within the mixed class, and its ratio moves towards the ratio of the two start-ups).
+Printed as a table per kind: seconds, seconds per notebook, the ratio of plain's time to ``--jobs 2``'s.
+``--per-kind none`` leaves it out.
 
 Every fresh process gets ``PYTHONPATH`` = this checkout, so it grades with this checkout's ``graders``. Prints a
 table (seconds, seconds per notebook, ratio of plain's time to this run's) and the load average before and after
