@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -297,6 +298,8 @@ def main() -> None:
                         "as the truth at every level) or again at each level, beside its busy processes")
     parser.add_argument("--assignments", nargs="+", help="only these assignments (default: all six)")
     args = parser.parse_args()
+    # a SIGTERM (``timeout``) ends it through SystemExit, so that ``level`` stops its busy processes
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     if args.pairs < 1:
         raise SystemExit("error: --pairs must be at least 1")
     course = load_course(KIT_ROOT / "assignments")
