@@ -165,6 +165,7 @@ def in_process(assignment: Assignment, ex: Exercise, answer: Answer, k: int, pai
 
 
 PROBE_CLONES = 20  # copies in the control that measures what one copy costs
+MAX_CLONES, CORRECTIONS = 2000, 3  # at most this many copies; the tuned control measured and corrected this often
 
 
 def _median_of(fn, calls: list, fresh: bool) -> float:
@@ -176,7 +177,9 @@ def _median_of(fn, calls: list, fresh: bool) -> float:
 def tune(course: dict[str, Assignment], chosen: list[Answer], seed: int) -> list[Answer]:
     """Each control with the copies that land it at about its target times the bar, measured in process (before
     any busy process starts; the same set is then graded at every level): the reference's, the control's without
-    copies and with ``PROBE_CLONES`` of them, each the median of 5 requests of k calls."""
+    copies and with ``PROBE_CLONES`` of them, each the median of 5 requests of k calls; then the tuned control is
+    measured and its copies corrected in proportion, up to ``CORRECTIONS`` times, while it is more than 10% off (one
+    noisy difference once gave a copy almost no cost, and 5000 copies)."""
     torch.set_num_threads(1)
     gen = torch.Generator().manual_seed(seed + 1)
     out = []
@@ -197,7 +200,16 @@ def tune(course: dict[str, Assignment], chosen: list[Answer], seed: int) -> list
             print(f"  {a.exercise} {a.kind}: not tuned ({type(exc).__name__}: {exc})")
             out.append(a)
             continue
-        clones = max(0, min(5000, round((a.target * ex.ref_factor * ref - bare) / per_copy)))
+        goal = a.target * ex.ref_factor * ref
+        clones = max(0, min(MAX_CLONES, round((goal - bare) / max(per_copy, ref / 200))))
+        for _ in range(CORRECTIONS):  # measured, and corrected in proportion while it is off by over 10%
+            if not clones:
+                break
+            now = _median_of(compiled(assignment, ex, tuned(a, ex, clones).source), calls, ex.in_place)
+            if abs(now / goal - 1) <= 0.1:
+                break
+            scale = (goal - bare) / (now - bare) if now > bare else 2.0
+            clones = max(0, min(MAX_CLONES, round(clones * scale)))
         out.append(tuned(a, ex, clones) if clones else a)
     return out
 
