@@ -18,11 +18,23 @@ identical code), and the rule's error rates, replayed on the measured sequences
 - identical code (1.0x) against a bar of 1.3x: the share that fails, and the mean rounds taken;
 - the same times multiplied by 1.3 (an answer at 1.3x a bar of 1.0x, with identical code's noise): the share
   that passes, and the mean rounds taken.
+
+``--notebooks`` instead measures what the rule buys a teacher: a course with two notebooks of the assignment, one
+of novice loops (``NOVICE``: the loop versions, element by element, and a row loop for ``softmax_rows``) and one of
+the reference's answers, graded with ``vecgrade grade ASSIGNMENT --jobs 1`` under benchmarks/phases.py, with this
+checkout and (``--base DIR``, e.g. ``git archive main | tar -x -C DIR``) the checkout before the change, in turn,
+``--repeat`` times; printed per checkout and notebook: the seconds of "fast", "correct" and all the verdicts.
+
+    python benchmarks/sequential.py --notebooks [--base DIR] [--repeat 2]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -32,11 +44,52 @@ from graders.checks.fast import FIRST, PROBE, repetition, warm_up_requests
 from graders.checks.sequential import NOISE, Round, decide
 from graders.checks.submission import GradingRun
 from graders.checks.timing import timed
-from graders.course.demo import make_course
+from graders.course.build import write_source
+from graders.course.demo import make_course, submit_class
+from graders.course.personas import Persona
 from graders.sandbox.policy import Sandbox
 from graders.sandbox.session import Template, WorkerSession
 
 BUSY = "while True: pass"
+HERE = Path(__file__).resolve().parent
+ROW_LOOP = ("def softmax_rows(x):\n    out = torch.empty_like(x)\n    for i in range(x.shape[0]):\n"
+            "        e = (x[i] - x[i].max()).exp()\n        out[i] = e / e.sum()\n    return out\n")
+
+
+def novice(ex) -> str:
+    """A novice's loop: the exercise's loop version renamed (element by element), a row loop for softmax_rows."""
+    if ex.name == "softmax_rows":
+        return ROW_LOOP
+    return re.sub(rf"\bdef {ex.loop_name}\(", f"def {ex.name}(", ex.loop_source())
+
+
+def notebooks(directory: Path, assignment: str, checkouts: list[tuple[str, str]], repeat: int) -> None:
+    """Grade a novice-loop notebook and a reference notebook under benchmarks/phases.py with each checkout."""
+    course = make_course(directory / "course")
+    write_source(course.root, course.assignments[assignment])
+    with course.api() as api:
+        assert api.generate_assignment(assignment)["success"]
+    people = [Persona("loop-0", "novice loops", novice, lambda name: (0.0, 0.0, 0.0)),
+              Persona("reference-0", "the reference", lambda ex: ex.reference_source(), lambda name: (0.0, 0.0, 0.0))]
+    submit_class(course, assignment, people)
+    print(f"{'checkout':10s} {'notebook':12s} {'fast s':>7s} {'correct s':>10s} {'verdicts s':>11s}  load")
+    for attempt in range(repeat):
+        for tag, checkout in checkouts:
+            where, log = directory / f"grade-{tag}", directory / f"phases-{tag}-{attempt}.jsonl"
+            shutil.rmtree(where, ignore_errors=True)
+            shutil.copytree(course.root, where, symlinks=True)
+            log.unlink(missing_ok=True)
+            env = {**os.environ, "PYTHONPATH": checkout}
+            load = os.getloadavg()[0]
+            subprocess.run([sys.executable, str(HERE / "phases.py"), str(log), "grade", assignment, "--jobs", "1"],
+                           cwd=where, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            lines = [json.loads(x) for x in open(log)]
+            for student in ("loop-0", "reference-0"):
+                total = {phase: sum(x["end"] - x["start"] for x in lines
+                                    if x["phase"] == phase and x.get("student") == student)
+                         for phase in ("fast", "correct", "verdicts")}
+                print(f"{tag:10s} {student:12s} {total['fast']:7.2f} {total['correct']:10.2f} "
+                      f"{total['verdicts']:11.2f}  {load:.2f}", flush=True)
 
 
 def sequences(assignment, n: int, rounds: int, sandbox) -> list[dict]:
@@ -111,7 +164,16 @@ def main() -> None:
     parser.add_argument("--sequences", type=int, default=12, help="sequences per exercise and level")
     parser.add_argument("--rounds", type=int, default=8, help="rounds per sequence (the rule's cap)")
     parser.add_argument("--sandbox", action="store_true", help="in jails, as a course grades")
+    parser.add_argument("--notebooks", action="store_true", help="time two notebooks' verdicts (see above)")
+    parser.add_argument("--base", type=Path, help="with --notebooks: the checkout before the change")
+    parser.add_argument("--repeat", type=int, default=2, help="with --notebooks: gradings per checkout")
     args = parser.parse_args()
+    if args.notebooks:
+        if args.base is not None and not (args.base / "graders").is_dir():
+            raise SystemExit(f"error: --base {args.base} holds no graders/ package")
+        checkouts = ([("base", str(args.base.resolve()))] if args.base else []) + [("this", str(HERE.parent))]
+        notebooks(args.dir, args.assignment, checkouts, args.repeat)
+        return
     if args.sequences < 1 or args.rounds < 2:
         raise SystemExit("error: --sequences must be at least 1 and --rounds at least 2")
     course = make_course(args.dir)

@@ -1,6 +1,9 @@
 """The sequential rule of "fast" (graders.checks.sequential), on synthetic timings: no process, no clock."""
 import json
 import math
+import re
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -150,3 +153,49 @@ def test_a_pass_measured_again_also_holds_against_the_reference_at_its_best():
     assert half_loop.figures["best_ref_factor"] == pytest.approx(6.0)
     honest = verdict_from(EX, 1.0, 100, passing, REF, 3.5 * REF, REF)  # 3.5x the best: within 3 * 1.25
     assert honest.passed and 3 < honest.figures["best_ref_factor"] <= 3 * BEST_ALLOWANCE
+
+
+# -- with real grading, beside two busy processes ------------------------------------------------------------------
+
+BUSY = "while True: pass"
+ROW_LOOP = ("def softmax_rows(x):\n    out = torch.empty_like(x)\n    for i in range(x.shape[0]):\n"
+            "        e = (x[i] - x[i].max()).exp()\n        out[i] = e / e.sum()\n    return out\n")
+
+
+@pytest.fixture
+def two_busy_processes():
+    """Two processes spinning on a core each beside the test, stopped (and reaped) after it."""
+    busy = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(2)]
+    try:
+        yield busy
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+
+
+@pytest.mark.timing
+def test_under_load_a_novice_loop_is_decided_at_once_and_the_reference_passes(broadcasting, two_busy_processes):
+    """The calibration set's extremes beside two busy processes: a novice element loop (far over its bar) fails
+    on its probe or in its first round, a row loop too, and the reference itself (1.0x) passes, not close."""
+    from graders.checks.submission import GradingRun, grade_submission
+
+    from tests.testkit import program
+
+    run = GradingRun(seed=11)
+
+    def fast(name: str, source: str) -> Verdict:
+        return grade_submission(broadcasting, program(broadcasting, **{name: source}), only=[name],
+                                run=run)[name]["fast"]
+
+    ex = broadcasting.exercise("batch_outer")
+    element_loop = fast("batch_outer", re.sub(r"\bdef batch_outer_loop\(", "def batch_outer(", ex.loop_source()))
+    assert not element_loop.passed and element_loop.figures["rounds"] <= 1, element_loop.message
+    assert element_loop.figures["estimate"] > 4 * element_loop.figures["bar"], element_loop.figures
+    assert "Python loop" in element_loop.message, element_loop.message
+    rows = fast("softmax_rows", ROW_LOOP)
+    assert not rows.passed and rows.figures["rounds"] <= 1, (rows.message, rows.figures)
+    for name in ("batch_outer", "softmax_rows"):  # controls: the reference passes, clearly
+        reference = fast(name, broadcasting.exercise(name).reference_source())
+        assert reference.passed and not reference.figures["close"], (reference.message, reference.figures)
+        assert reference.figures["estimate"] < 2, reference.figures

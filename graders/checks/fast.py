@@ -94,11 +94,17 @@ EXTRA_WORK_CAUSE = ("this usually means a loop over part of the input, stacking 
                     "copies \u2014 use fewer, larger tensor operations")
 
 
-def too_slow(ex, calls: int, limit: float) -> Verdict:
+def too_slow(ex, calls: int, limit: float, one: float | None = None, bar: float | None = None) -> Verdict:
+    """A request cut at its CPU ``limit``: far too slow. With the reference's ``one`` (seconds per call) and the
+    ``bar``, its figures are the decision's, the ratio at least ``limit`` over the reference's time, in no round."""
     what = "one call" if calls == 1 else f"{calls} calls"
+    figures = {}
+    if one is not None and bar is not None:
+        at_least = limit / (calls * one)
+        figures = Decision(at_least, at_least, at_least, bar, 0, True, False, False).figures()
     return failed("fast", Reason.TOO_SLOW, f"far too slow: {what} took more than {limit:.2g} s, over "
                   f"{4 * ex.ref_factor:g} times the reference solution's time (the exercise asks for a speedup of "
-                  f"{ex.speedup:g}x over the loop version); {LOOP_CAUSE}")
+                  f"{ex.speedup:g}x over the loop version); {LOOP_CAUSE}", figures)
 
 
 def _check_outputs(ex, staged, outs) -> Verdict | None:
@@ -125,14 +131,16 @@ class Stalled(Slow):
     again)."""
 
 
-def _timed(checks, student: WorkerSession, staged, limit: float) -> tuple[float, list]:
+def _timed(checks, student: WorkerSession, staged, limit: float, one: float | None = None,
+           bar: float | None = None) -> tuple[float, list]:
     """``timing.timed`` against a wall-clock ``limit`` (within the notebook's budget: ``checks.budgeted``): a worker
-    that spent it computing is too slow, one that spent it waiting for the CPU has stalled (``Stalled``)."""
+    that spent it computing is too slow (``too_slow``, with ``one`` and ``bar`` for its figures), one that spent it
+    waiting for the CPU has stalled (``Stalled``)."""
     try:
         with checks.budgeted(limit) as allowed:
             return timed(student, staged, allowed)
     except Deadline as exc:
-        verdict = too_slow(checks.ex, len(staged.calls), limit)
+        verdict = too_slow(checks.ex, len(staged.calls), limit, one, bar)
         if exc.cpu is not None and exc.cpu < STALLED * limit:
             raise Stalled(verdict) from None
         raise Slow(verdict) from None
@@ -166,15 +174,15 @@ def _fast(checks) -> Verdict:
             limits = [max(checks.timeouts.bench_min, 4 * ex.ref_factor * one + 0.5),
                       max(PROBE_LIMIT, 4 * ex.ref_factor * one * probe + PROBE_SLACK), full]
             probed: Round | None = None
+            bar = effective_bar(ex.ref_factor, ex.speedup, loop_t, one)  # until round 0's reference is known
             for staged, limit in zip(warm_up, limits, strict=True):
-                t, outs = _timed(checks, student, staged, limit)
+                t, outs = _timed(checks, student, staged, limit, one, bar)
                 wrong = _check_outputs(ex, staged, outs)
                 if wrong:
                     return wrong
                 if staged is warm_up[1]:  # the probe, timed: a loop far over the bar fails here
                     probed = Round(t, one)
-                    early = probe_decision(probed, effective_bar(ex.ref_factor, ex.speedup, loop_t, one), PROBE_FAR,
-                                           PROBE_FLOOR)
+                    early = probe_decision(probed, bar, PROBE_FAR, PROBE_FLOOR)
                     if early is not None:
                         return verdict_from(ex, loop_t, k, early, one, t, one)
             # round 0's reference: the reference at its best, in the shared request or in the calibration (a
@@ -187,7 +195,7 @@ def _fast(checks) -> Verdict:
                 for rep in range(CAP):
                     staged = run.bench_inputs(ex, repetition(rep), k)
                     # far slower than the reference already fails: the limit stops a loop answer early
-                    t, outs = _timed(checks, student, staged, full)
+                    t, outs = _timed(checks, student, staged, full, one, bar)
                     wrong = _check_outputs(ex, staged, outs)
                     if wrong:
                         return wrong
