@@ -26,6 +26,9 @@ checkout and (``--base DIR``, e.g. ``git archive main | tar -x -C DIR``) the che
 ``--repeat`` times; printed per checkout and notebook: the seconds of "fast", "correct" and all the verdicts.
 
     python benchmarks/sequential.py --notebooks [--base DIR] [--repeat 2]
+
+``--save FILE`` keeps the measured sequences (JSON, per level); ``--replay FILE`` prints the figures again from
+them, with the rule as it is now (after a change of its constants), measuring nothing.
 """
 from __future__ import annotations
 
@@ -164,6 +167,8 @@ def main() -> None:
     parser.add_argument("--sequences", type=int, default=12, help="sequences per exercise and level")
     parser.add_argument("--rounds", type=int, default=8, help="rounds per sequence (the rule's cap)")
     parser.add_argument("--sandbox", action="store_true", help="in jails, as a course grades")
+    parser.add_argument("--save", type=Path, help="keep the measured sequences here (JSON)")
+    parser.add_argument("--replay", type=Path, help="report from sequences --save kept, measuring nothing")
     parser.add_argument("--notebooks", action="store_true", help="time two notebooks' verdicts (see above)")
     parser.add_argument("--base", type=Path, help="with --notebooks: the checkout before the change")
     parser.add_argument("--repeat", type=int, default=2, help="with --notebooks: gradings per checkout")
@@ -176,9 +181,14 @@ def main() -> None:
         return
     if args.sequences < 1 or args.rounds < 2:
         raise SystemExit("error: --sequences must be at least 1 and --rounds at least 2")
+    if args.replay is not None:
+        for level, found in json.loads(args.replay.read_text()).items():
+            report(int(level), found, args.rounds)
+        return
     course = make_course(args.dir)
     assignment = course.assignments[args.assignment]
     sandbox = Sandbox(course_root=str(course.root)) if args.sandbox else None
+    kept = {}
     for level in args.load:
         load = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(level)]
         try:
@@ -188,6 +198,9 @@ def main() -> None:
                 p.kill()
                 p.wait()
         report(level, found, args.rounds)
+        kept[level] = found
+        if args.save is not None:
+            args.save.write_text(json.dumps(kept))
 
 
 if __name__ == "__main__":
