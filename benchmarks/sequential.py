@@ -23,7 +23,9 @@ identical code), and the rule's error rates, replayed on the measured sequences
 of novice loops (``NOVICE``: the loop versions, element by element, and a row loop for ``softmax_rows``) and one of
 the reference's answers, graded with ``vecgrade grade ASSIGNMENT --jobs 1`` under benchmarks/phases.py, with this
 checkout and (``--base DIR``, e.g. ``git archive main | tar -x -C DIR``) the checkout before the change, in turn,
-``--repeat`` times; printed per checkout and notebook: the seconds of "fast", "correct" and all the verdicts.
+``--repeat`` times; printed per checkout and notebook: the seconds of "fast", "correct" and all the verdicts,
+without what is measured once per grading process (``once``: the calibration of each exercise, the loop version's
+time and k, and the reference's shared time, paid by the first notebook that needs them), printed on its own.
 
     python benchmarks/sequential.py --notebooks [--base DIR] [--repeat 2]
 
@@ -66,6 +68,23 @@ def novice(ex) -> str:
     return re.sub(rf"\bdef {ex.loop_name}\(", f"def {ex.name}(", ex.loop_source())
 
 
+# benchmarks/phases.py with two more timers: the run's calibration of an exercise (the loop version's time, k) and
+# the reference's shared time, each measured once per grading process, inside "fast", by the first notebook that
+# needs it, whatever its answers (a loop decided on its probe needs no shared time): reported on their own
+PHASES = f"""import sys
+sys.path.insert(0, {str(HERE)!r})
+import phases
+_install = phases.install
+def install():
+    _install()
+    from graders.checks import reference
+    phases.timer(reference.Reference, "calibration", "calibration")
+    phases.timer(reference.Reference, "shared_time", "shared")
+phases.install = install
+phases.main()
+"""
+
+
 def notebooks(directory: Path, assignment: str, checkouts: list[tuple[str, str]], repeat: int) -> None:
     """Grade a novice-loop notebook and a reference notebook under benchmarks/phases.py with each checkout."""
     course = make_course(directory / "course")
@@ -75,7 +94,8 @@ def notebooks(directory: Path, assignment: str, checkouts: list[tuple[str, str]]
     people = [Persona("loop-0", "novice loops", novice, lambda name: (0.0, 0.0, 0.0)),
               Persona("reference-0", "the reference", lambda ex: ex.reference_source(), lambda name: (0.0, 0.0, 0.0))]
     submit_class(course, assignment, people)
-    print(f"{'checkout':10s} {'notebook':12s} {'fast s':>7s} {'correct s':>10s} {'verdicts s':>11s}  load")
+    print(f"{'checkout':10s} {'notebook':12s} {'fast s':>7s} {'correct s':>10s} {'verdicts s':>11s} "
+          f"{'once s':>8s}  load")
     for attempt in range(repeat):
         for tag, checkout in checkouts:
             where, log = directory / f"grade-{tag}", directory / f"phases-{tag}-{attempt}.jsonl"
@@ -84,15 +104,16 @@ def notebooks(directory: Path, assignment: str, checkouts: list[tuple[str, str]]
             log.unlink(missing_ok=True)
             env = {**os.environ, "PYTHONPATH": checkout}
             load = os.getloadavg()[0]
-            subprocess.run([sys.executable, str(HERE / "phases.py"), str(log), "grade", assignment, "--jobs", "1"],
+            subprocess.run([sys.executable, "-c", PHASES, str(log), "grade", assignment, "--jobs", "1"],
                            cwd=where, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             lines = [json.loads(x) for x in open(log)]
             for student in ("loop-0", "reference-0"):
                 total = {phase: sum(x["end"] - x["start"] for x in lines
                                     if x["phase"] == phase and x.get("student") == student)
-                         for phase in ("fast", "correct", "verdicts")}
-                print(f"{tag:10s} {student:12s} {total['fast']:7.2f} {total['correct']:10.2f} "
-                      f"{total['verdicts']:11.2f}  {load:.2f}", flush=True)
+                         for phase in ("fast", "correct", "verdicts", "calibration", "shared")}
+                c = total["calibration"] + total["shared"]
+                print(f"{tag:10s} {student:12s} {total['fast'] - c:7.2f} {total['correct']:10.2f} "
+                      f"{total['verdicts'] - c:11.2f} {c:8.2f}  {load:.2f}", flush=True)
 
 
 def sequences(assignment, n: int, rounds: int, sandbox) -> list[dict]:

@@ -315,8 +315,10 @@ def test_a_reference_measured_at_a_busy_moment_does_not_flatter_an_answer(broadc
     # expired and faster, as if measured on an idle machine: the reference measured beside it now, at twice that
     best = {key: (seconds / 40, 0.0) for key, (seconds, _) in run.reference_times.items()}
     run.reference_times.update(best)
-    confirmed = fast_verdict(REF)  # held to the faster time (2x the answer's) and still within the bar
-    assert confirmed.passed and confirmed.figures["ref_factor"] > 1.5, confirmed.message
+    confirmed = fast_verdict(REF)  # held to the faster time (2x the answer's) in round 0: passed there, or, not
+    # clearly within the bar against it, measured against fresh references and passed on the rounds' median
+    f = confirmed.figures
+    assert confirmed.passed and (f["ref_factor"] > 1.5 if f["rounds"] == 1 else f["rounds"] >= 3), (confirmed.message, f)
     assert {key: seconds for key, (seconds, _) in run.reference_times.items()} == \
         {key: seconds for key, (seconds, _) in best.items()}  # measured again, slower: the faster one stays
 

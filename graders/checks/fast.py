@@ -64,12 +64,12 @@ BEST_ALLOWANCE = 1.25
 FAR_OFF = 3.0  # a speedup this many times below the exercise's reads "far too slow" (and names loops as the cause)
 
 
-def warm_up_requests(run, ex, k: int) -> list:
+def warm_up_requests(run, ex, k: int, full: bool = True) -> list:
     """The untimed requests a timing child (the student's and the reference's alike) serves before its first
-    timed one: one call, the probe, and one request of full size (a second one cost every honest answer 20 ms of
-    CPU and decided nothing: see the module's docstring)."""
-    return [run.bench_inputs(ex, "warm-up", 1), run.bench_inputs(ex, "probe", max(1, k // PROBE)),
-            run.bench_inputs(ex, "warm-up", k)]
+    timed one: one call, the probe, and (``full``) one request of full size (a second one cost every honest answer
+    20 ms of CPU and decided nothing: see the module's docstring)."""
+    first = [run.bench_inputs(ex, "warm-up", 1), run.bench_inputs(ex, "probe", max(1, k // PROBE))]
+    return first + [run.bench_inputs(ex, "warm-up", k)] if full else first
 
 
 def repetition(rep: int) -> str:
@@ -167,20 +167,24 @@ def _fast(checks) -> Verdict:
         calibration = reference.calibration(ex)
         loop_t, k, one = calibration.loop, calibration.k, calibration.one
         probe = max(1, k // PROBE)
-        # the same requests, in the same order, for the student's and the reference's timing children
-        warm_up = warm_up_requests(run, ex, k)
+        # the same requests, in the same order, for the student's and the reference's timing children; the one of
+        # full size is drawn only for an answer its probe did not decide (drawing k inputs costs up to 0.2 s)
+        warm_up = warm_up_requests(run, ex, k, full=False)
         with checks.student.sibling() as student:  # a fresh child: the same process history as the reference's
             full = max(checks.timeouts.bench_min, 4 * ex.ref_factor * one * k + 0.5)
             limits = [max(checks.timeouts.bench_min, 4 * ex.ref_factor * one + 0.5),
                       max(PROBE_LIMIT, 4 * ex.ref_factor * one * probe + PROBE_SLACK), full]
             probed: Round | None = None
             bar = effective_bar(ex.ref_factor, ex.speedup, loop_t, one)  # until round 0's reference is known
-            for staged, limit in zip(warm_up, limits, strict=True):
+            for i, limit in enumerate(limits):
+                if i == len(warm_up):
+                    warm_up = warm_up_requests(run, ex, k)
+                staged = warm_up[i]
                 t, outs = _timed(checks, student, staged, limit, one, bar)
                 wrong = _check_outputs(ex, staged, outs)
                 if wrong:
                     return wrong
-                if staged is warm_up[1]:  # the probe, timed: a loop far over the bar fails here
+                if i == 1:  # the probe, timed: a loop far over the bar fails here
                     probed = Round(t, one)
                     early = probe_decision(probed, bar, PROBE_FAR, PROBE_FLOOR)
                     if early is not None:
