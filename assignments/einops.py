@@ -12,7 +12,7 @@ import torch
 from einops import rearrange, reduce  # noqa: F401 - names of the preamble, used by students
 
 from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants
-from graders.model.inputs import rand, randint
+from graders.model.inputs import one_long_axis, rand, randint
 
 V = load_variants(__file__)
 
@@ -23,12 +23,26 @@ LESSON = load_lesson(__file__)
 
 def _one_long_axis(gen, n, base=(2, 2, 4, 4)):
     """The sizes ``[B, C, H, W]`` of one timed image batch: ``base`` with one axis, drawn for every call, ``n``
-    times longer. Every axis a student can loop over (batch, channels, rows, columns) is then long in a quarter
-    of the calls, where a loop over it runs ``n`` times more often than in the others, while every call does the
-    same work (docs/calibration.md: a loop over any axis is at least ``ref_factor`` times the reference)."""
-    sizes = list(base)
-    sizes[int(torch.randint(len(sizes), (1,), generator=gen))] *= n
-    return sizes
+    times longer (graders.model.inputs.one_long_axis)."""
+    return one_long_axis(gen, n, base)
+
+
+def _shuffle_inputs(gen, n):
+    """One timed call of ``channel_shuffle``: ``x [2, 4, 2, 2]`` and ``groups = 2``, with one of five axes, drawn
+    for every call, ``n`` times longer: the batch, the groups (``C`` longer, ``groups = C / 2``), the channels in
+    a group (``C`` longer, ``groups = 2``), the rows or the columns. A loop over the groups or over the channels
+    of a group (as well as over the batch, all channels, rows or columns) then runs ``n`` times more often in a
+    fifth of the calls, while every call copies the same number of elements."""
+    sizes, groups = [2, 4, 2, 2], 2
+    axis = int(torch.randint(5, (1,), generator=gen))
+    if axis == 0:
+        sizes[0] *= n
+    elif axis in (1, 2):
+        sizes[1] *= n
+        groups = sizes[1] // 2 if axis == 1 else 2
+    else:
+        sizes[axis - 1] *= n
+    return rand(gen, *sizes), groups
 
 
 # ------------------------------------------------------------------------- batched_bilinear
@@ -296,14 +310,15 @@ This is the layout of `'b (g c) h w -> b (c g) h w'` with `g = groups`. `B` may 
            "With `rearrange`, give the size of the group axis: `g=groups`."),
     reference=channel_shuffle,
     alternatives=(V.channel_shuffle_rearrange, V.channel_shuffle_index),
-    half_loops=(V.channel_shuffle_half_loop, V.channel_shuffle_half_loop_c, V.channel_shuffle_half_loop_rows,
-                V.channel_shuffle_half_loop_cols),
+    half_loops=(V.channel_shuffle_half_loop, V.channel_shuffle_half_loop_c, V.channel_shuffle_half_loop_g,
+                V.channel_shuffle_half_loop_k, V.channel_shuffle_half_loop_rows, V.channel_shuffle_half_loop_cols),
     loop=channel_shuffle_loop,
     hidden=channel_shuffle_hidden,
     # one long axis per call (issue 38: rows and columns too): on [2n, 4n, 1, 1] a loop over the rows or the
     # columns ran once; small images keep the copy cheap (the tensors' transfer, timed too, dominated the
-    # reference on larger images)
-    sized=lambda gen, n: (rand(gen, *_one_long_axis(gen, n, (2, 4, 2, 2))), 2),
+    # reference on larger images); the groups and the channels of a group are long in calls of their own (with
+    # `groups` fixed at 2, a loop over the groups ran twice)
+    sized=_shuffle_inputs,
     bench_size=64,
     # the index alternative (`x[:, order]`, a gather) read 1.9-3.1x against the reference's one strided copy on
     # [64, 128, 1, 1] (stop 35), hence 8x then; on the small images of one long axis it reads 1.4-1.5x, while at

@@ -7,7 +7,7 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 import torch
 
 from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants
-from graders.model.inputs import rand, randint
+from graders.model.inputs import one_long_axis, pick, rand, randint
 
 V = load_variants(__file__)
 CASES = load_variants(__file__, "cases")
@@ -366,6 +366,15 @@ def one_hot_hidden(gen):
     yield Case("labels taken from a column", (randint(gen, 0, 5, 4, 7)[:, 3], 5))
 
 
+def _one_hot_inputs(gen, n):
+    """One timed call: ``n * n`` labels of 8 classes, or 8 labels of ``5 * n`` classes (drawn for every call).
+    The classes are shorter when long than the labels: the reference's zero fill costs far less per element than
+    an honest comparison with every class (`labels[:, None] == torch.arange(C)`, 9x the reference on 8 labels of
+    10,000 classes), while a loop over 500 classes is already far slower than either."""
+    N, C = pick(gen, [(n * n, 8), (8, 5 * n)])
+    return randint(gen, 0, C, N), C
+
+
 ONE_HOT = Exercise(
     task="""\
 Given `N` class labels `labels` (int64, shape `[N]`, each in `[0, C)` with
@@ -376,12 +385,13 @@ tensor of shape `[N, C]` with `out[n, labels[n]] = 1` and 0 everywhere else.
            "Two index tensors of shape `[N]`, one per axis, name those positions; assigning through them is in place."),
     reference=one_hot,
     alternatives=(V.one_hot_compare, V.one_hot_scatter),
-    half_loops=(V.one_hot_half_loop,),
+    half_loops=(V.one_hot_half_loop, V.one_hot_half_loop_c),
     loop=one_hot_loop,
     hidden=one_hot_hidden,
-    # few classes, and a fixed number: the [N, C] output travels back from the grading process, and its copy is
-    # timed too; a loop over a few classes is vectorized-class work, so only N grows
-    sized=lambda gen, n: (randint(gen, 0, 8, n * n), 8),
+    # one long axis per call (issue 38): the labels or the classes, the [N, C] output of the same size (it travels
+    # back from the grading process, and its copy is timed too); with C fixed at 8 a loop over the classes ran
+    # eight times
+    sized=_one_hot_inputs,
     examples=(
         Example("labels = torch.tensor([0, 2, 1, 2])", "one_hot(labels, 3)"),
         Example("labels = torch.tensor([1])", "one_hot(labels, 4)"),

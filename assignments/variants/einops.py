@@ -159,6 +159,24 @@ def channel_shuffle_half_loop_c(x, groups):
     return out
 
 
+def channel_shuffle_half_loop_g(x, groups):
+    B, C, H, W = x.shape
+    k = C // groups
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    for g in range(groups):  # group g's channels go to every groups-th output channel, from g on
+        out[:, g::groups] = x[:, g * k:(g + 1) * k]
+    return out
+
+
+def channel_shuffle_half_loop_k(x, groups):
+    B, C, H, W = x.shape
+    k = C // groups
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    for c in range(k):  # the c-th channel of every group, side by side
+        out[:, c * groups:(c + 1) * groups] = x[:, c::k]
+    return out
+
+
 def channel_shuffle_half_loop_rows(x, groups):
     B, C, H, W = x.shape
     out = torch.empty_like(x, memory_format=torch.contiguous_format)

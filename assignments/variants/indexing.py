@@ -147,6 +147,13 @@ def one_hot_half_loop(labels, num_classes):
     return out
 
 
+def one_hot_half_loop_c(labels, num_classes):
+    out = torch.empty(labels.shape[0], num_classes, dtype=torch.int64)
+    for c in range(num_classes):  # one class (one column) at a time
+        out[:, c] = labels == c
+    return out
+
+
 def conv2d_indexing_lists(img, filters, stride=1, padding=0):
     Cin, H, W = img.shape
     Cout, K = filters.shape[1], filters.shape[2]
