@@ -7,7 +7,7 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 import torch
 
 from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants
-from graders.model.inputs import one_long_axis, pick, rand, randint
+from graders.model.inputs import pick, rand, randint
 
 V = load_variants(__file__)
 CASES = load_variants(__file__, "cases")
@@ -286,6 +286,28 @@ def conv2d_indexing_hidden(gen):
                (rand(gen, 3, 6, 5), rand(gen, 2, 3, 3, 3).transpose(0, 1)), {"padding": 1})
 
 
+def _conv_inputs(gen, n):
+    """One timed call: ``img [2, 4, 4]`` and ``filters [2, 2, 2, 2]`` with one of five axes, drawn for every
+    call, longer: the image's rows or columns (``4 n``), the input or output channels (``4 n``), or the kernel
+    (``K = 2 n`` on an image of ``K + 1`` rows and columns, one channel in and out: the taps' work grows as
+    ``K * K``, a loop over a row of taps only as ``K``; at ``K = 4 n`` that call alone took most of the time). A loop over any of them then runs about ``n`` times more
+    often in a fifth of the calls."""
+    Cin, Cout, K, H, W = 2, 2, 2, 4, 4
+    axis = int(torch.randint(5, (1,), generator=gen))
+    if axis == 0:
+        H *= n
+    elif axis == 1:
+        W *= n
+    elif axis == 2:
+        Cin *= 2 * n
+    elif axis == 3:
+        Cout *= 2 * n
+    else:
+        Cin, Cout, K = 1, 1, 2 * n
+        H = W = K + 1
+    return rand(gen, Cin, H, W), rand(gen, Cin, Cout, K, K)
+
+
 CONV2D_INDEXING = Exercise(
     task="""\
 Convolve the image `img` (float, shape `[Cin, H, W]`) with `filters` (shape
@@ -307,13 +329,14 @@ windows with integer-array indexing: `conv1d`, `conv2d`, `conv3d`,
            "the `[Cin, Hout, Wout, K, K]` tensor of all windows; then one matrix product with the filters."),
     reference=conv2d_indexing,
     alternatives=(V.conv2d_indexing_as_strided, V.conv2d_indexing_gather),
-    half_loops=(V.conv2d_indexing_half_loop, V.conv2d_indexing_half_loop_x),
+    half_loops=(V.conv2d_indexing_half_loop, V.conv2d_indexing_half_loop_x, V.conv2d_indexing_half_loop_c,
+                V.conv2d_indexing_half_loop_o, V.conv2d_indexing_half_loop_taps),
     python_list=V.conv2d_indexing_lists,
     loop=conv2d_indexing_loop,
     hidden=conv2d_indexing_hidden,
-    # only the image grows (a loop over channels or taps is vectorized-class work); one input channel, since
-    # channels add arithmetic a row loop shares with the reference (two: 4.9-5.6x at n = 16-32; one: 7.5x up)
-    sized=lambda gen, n: (rand(gen, 1, n, n), rand(gen, 1, 2, 2, 2)),
+    # one long axis per call (issue 38): output rows, output columns, input channels, output channels or the
+    # kernel (its taps); before, only the image grew, and a loop over the channels or the taps ran twice
+    sized=_conv_inputs,
     examples=(
         Example("img = torch.arange(36.).view(1, 6, 6)\nfilters = torch.full((1, 1, 3, 3), 1 / 9)",
                 "conv2d_indexing(img, filters)", note="a 3x3 mean filter"),
