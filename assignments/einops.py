@@ -27,6 +27,17 @@ def _one_long_axis(gen, n, base=(2, 2, 4, 4)):
     return one_long_axis(gen, n, base)
 
 
+def _blocks_inputs(gen, n):
+    """One timed call of ``patchify`` or ``space_to_depth``: an image batch ``[2, 2, 4, 4]`` with blocks of 2, and
+    one of five axes, drawn for every call, ``n`` times longer (``_one_long_axis``) or, in the fifth, blocks of
+    ``p = n / 2`` on a ``[2, 2, p, p]`` batch (as many elements): a loop over a block's rows (or columns) then runs
+    ``n / 2`` times there, where with blocks of 2 it ran twice."""
+    if int(torch.randint(5, (1,), generator=gen)) < 4:
+        return rand(gen, *_one_long_axis(gen, n)), 2
+    p = max(2, n // 2)
+    return rand(gen, 2, 2, p, p), p
+
+
 def _shuffle_inputs(gen, n):
     """One timed call of ``channel_shuffle``: ``x [2, 4, 2, 2]`` and ``groups = 2``, with one of five axes, drawn
     for every call, ``n`` times longer: the batch, the groups (``C`` longer, ``groups = C / 2``), the channels in
@@ -175,13 +186,13 @@ the channels innermost. In einops notation this is
            "`rearrange` does the splitting, moving and merging in one pattern; so do `reshape`, `permute`, `reshape`."),
     reference=patchify,
     alternatives=(V.patchify_rearrange, V.patchify_unflatten),
-    half_loops=(V.patchify_half_loop, V.patchify_half_loop_c, V.patchify_half_loop_rows,
+    half_loops=(V.patchify_half_loop, V.patchify_half_loop_c, V.patchify_half_loop_p1, V.patchify_half_loop_rows,
                 V.patchify_half_loop_cols),
     loop=patchify_loop,
     hidden=patchify_hidden,
-    # one long axis per call (batch, channels, rows or columns): with the batch alone growing, a loop over the
-    # channels or the rows of patches read 1.2-1.6x the reference in-process
-    sized=lambda gen, n: (rand(gen, *_one_long_axis(gen, n)), 2),
+    # one long axis per call (batch, channels, rows or columns, or the patch size): with the batch alone growing,
+    # a loop over the channels or the rows of patches read 1.2-1.6x the reference in-process
+    sized=_blocks_inputs,
     examples=(
         Example("images = torch.arange(32).view(1, 2, 4, 4)", "patchify(images, 2)"),
         Example("images = torch.arange(12.).view(1, 1, 2, 6)", "patchify(images, 2)",
@@ -244,12 +255,13 @@ so it does not give this result as it is. `B` may be 0.""",
            "By hand: `reshape` to `[B, C, H/r, r, W/r, r]`, `permute` to `b, h0, w0, c, h, w`, `reshape` back to 4-D."),
     reference=space_to_depth,
     alternatives=(V.space_to_depth_rearrange, V.space_to_depth_unflatten),
-    half_loops=(V.space_to_depth_half_loop, V.space_to_depth_half_loop_c, V.space_to_depth_half_loop_rows,
+    half_loops=(V.space_to_depth_half_loop, V.space_to_depth_half_loop_c, V.space_to_depth_half_loop_h0,
+                V.space_to_depth_half_loop_rows,
                 V.space_to_depth_half_loop_cols),
     loop=space_to_depth_loop,
     hidden=space_to_depth_hidden,
     # one long axis per call: with the batch alone growing, a loop over the channels read 2.6x in-process
-    sized=lambda gen, n: (rand(gen, *_one_long_axis(gen, n)), 2),
+    sized=_blocks_inputs,
     examples=(
         Example("x = torch.arange(16).view(1, 1, 4, 4)", "space_to_depth(x, 2)"),
         Example("x = torch.arange(8.).view(1, 2, 2, 2)", "space_to_depth(x, 2)",
