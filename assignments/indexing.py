@@ -289,7 +289,7 @@ def conv2d_indexing_hidden(gen):
 def _conv_inputs(gen, n):
     """One timed call: ``img [2, 4, 4]`` and ``filters [2, 2, 2, 2]`` with one of five axes, drawn for every
     call, longer: the image's rows or columns (``4 n``), the input or output channels (``4 n``), or the kernel
-    (``K = 2 n`` on an image of ``K + 1`` rows and columns, one channel in and out: the taps' work grows as
+    (``K = 2 n`` on a ``K x K`` image, one output pixel, one channel in and out: the taps' work grows as
     ``K * K``, a loop over a row of taps only as ``K``; at ``K = 4 n`` that call alone took most of the time). A loop over any of them then runs about ``n`` times more
     often in a fifth of the calls."""
     Cin, Cout, K, H, W = 2, 2, 2, 4, 4
@@ -304,7 +304,7 @@ def _conv_inputs(gen, n):
         Cout *= 2 * n
     else:
         Cin, Cout, K = 1, 1, 2 * n
-        H = W = K + 1
+        H = W = K
     return rand(gen, Cin, H, W), rand(gen, Cin, Cout, K, K)
 
 
@@ -423,7 +423,9 @@ tensor of shape `[N, C]` with `out[n, labels[n]] = 1` and 0 everywhere else.
     forbidden_ops=("one_hot",),
     loop_hint="write all N ones at once with integer-array indexing",
     bench_size=100,
-    speedup=8,
+    # the loop version runs over the labels only and is timed on one call: on 8 labels of 500 classes it reads
+    # about 10x the reference (against 700x on 10,000 labels), so the speedup bar is a third of that
+    speedup=3,
 )
 
 

@@ -48,7 +48,7 @@ def exercise(key):
 
 def lengths(args: tuple) -> dict[tuple[int, int], int]:
     """Per (argument, axis): its length in one call. A tensor's axes, an int argument (axis 0), a shape's entries."""
-    out = {}
+    out: dict[tuple[int, int], int] = {}
     for i, a in enumerate(args):
         if isinstance(a, torch.Tensor):
             out |= {(i, d): a.shape[d] for d in range(a.dim())}
