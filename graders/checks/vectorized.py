@@ -91,8 +91,9 @@ def laid_like(args: tuple, like: tuple) -> tuple:
 def _count(checks, n: int, like: tuple = (), seed: int = 0) -> dict:
     """One counted call at size ``n``, after a warm-up call on other inputs of the same size; ``like``: the
     layouts to store the inputs in (``layouts``; default as ``sized`` makes them). Every size draws from
-    generators seeded with ``seed`` (one per run, drawn from the run's seed) and ``seed + 1``, so where ``sized`` draws which axis
-    is long (one long axis per timed call, docs/calibration.md), every size makes the same axis long: the counts
+    generators seeded with ``seed`` (one per run, drawn from the run's seed) and ``seed + 1``, so where ``sized``
+    draws which axis is long (one long axis per timed call, docs/calibration.md), every size makes the same axis
+    long: the counts
     compare one shape growing, not a library taking another path on another shape (`torch.cdist` switches to a
     matrix product past 25 rows)."""
     ex = checks.ex
