@@ -93,9 +93,8 @@ def _count(checks, n: int, like: tuple = (), seed: int = 0) -> dict:
     layouts to store the inputs in (``layouts``; default as ``sized`` makes them). Every size draws from
     generators seeded with ``seed`` (one per run, drawn from the run's seed) and ``seed + 1``, so where ``sized``
     draws which axis is long (one long axis per timed call, docs/calibration.md), every size makes the same axis
-    long: the counts
-    compare one shape growing, not a library taking another path on another shape (`torch.cdist` switches to a
-    matrix product past 25 rows)."""
+    long: the counts compare one shape growing, not a library taking another path on another shape
+    (`torch.cdist` switches to a matrix product past 25 rows)."""
     ex = checks.ex
     warm = laid_like(ex.sized(torch.Generator().manual_seed(seed), n), like)  # one generator each: what a
     counted = laid_like(ex.sized(torch.Generator().manual_seed(seed + 1), n), like)  # draw takes depends on n
