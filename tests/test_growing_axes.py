@@ -109,3 +109,17 @@ def test_the_half_loops_and_alternatives_are_right_on_the_benchmark_draws(key, s
             got = fn(*args)
             assert got.shape == want.shape and torch.allclose(got.double(), want.double(), atol=1e-4), fn.__name__
     assert len(seen) >= 2
+
+
+@pytest.mark.parametrize("key", list(AXES), ids=lambda key: key[1])
+def test_the_self_checks_two_sizes_make_the_same_axis_long(key):
+    """The self-check counts the work at two sizes (graders.student.selfcheck): both make the same axis long, so
+    it compares one shape growing, as the grader's count does, not one axis long against another."""
+    import io
+
+    from graders.course.build import render_inputs
+    ex = exercise(key)
+    data = torch.load(io.BytesIO(render_inputs(COURSE[key[0]])), weights_only=False)[ex.name]
+    small, large = (lengths(args) for args in data["args"])
+    grown = {axis for axis in small if axis not in FIXED.get(key, set()) and large[axis] > small[axis]}
+    assert grown and all(large[a] >= small[a] for a in small), (small, large)  # no axis long at one size only
