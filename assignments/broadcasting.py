@@ -7,7 +7,7 @@ visible examples, hidden cases, tolerances, speed thresholds and points.
 import torch
 
 from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants
-from graders.model.inputs import layout_cases, rand, randint, random_cases
+from graders.model.inputs import layout_cases, one_long_axis, rand, randint, random_cases
 
 V = load_variants(__file__)
 
@@ -88,6 +88,10 @@ def pairwise_sq_dists_hidden(gen):
     yield Case("M = 0", (rand(gen, 3, 2), rand(gen, 0, 2)))
 
 
+def _pairwise_inputs(gen, N, M, D):
+    return rand(gen, N, D), rand(gen, M, D)
+
+
 PAIRWISE_SQ_DISTS = Exercise(
     task="""\
 Given `N` points `x` of shape `[N, D]` and `M` points `y` of shape `[M, D]`,
@@ -97,10 +101,12 @@ return the `[N, M]` matrix of squared Euclidean distances:
            "Reduce over the last axis. (For large inputs, `|x|^2 + |y|^2 - 2 x @ y.T` saves memory.)"),
     reference=pairwise_sq_dists,
     alternatives=(V.pairwise_sq_dists_expanded, V.pairwise_sq_dists_cdist),
-    half_loops=(V.pairwise_sq_dists_half_loop_n, V.pairwise_sq_dists_half_loop_m),
+    half_loops=(V.pairwise_sq_dists_half_loop_n, V.pairwise_sq_dists_half_loop_m, V.pairwise_sq_dists_half_loop_d),
     loop=pairwise_sq_dists_loop,
     hidden=pairwise_sq_dists_hidden,
-    sized=lambda gen, n: (rand(gen, n, 4), rand(gen, n, 4)),
+    # one long axis per call (issue 38): N, M or the coordinates D; with D fixed at 4 a loop over the
+    # coordinates ran four times
+    sized=lambda gen, n: _pairwise_inputs(gen, *one_long_axis(gen, n, (8, 8, 8))),
     examples=(
         Example("x = torch.tensor([[0., 0.], [1., 1.]])\ny = torch.tensor([[1., 0.], [3., 4.], [0., 0.]])",
                 "pairwise_sq_dists(x, y)"),

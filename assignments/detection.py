@@ -332,6 +332,32 @@ def roi_align_hidden(gen):
                 CASES._roi_boxes(gen, 4, 10, 7, torch.float64, layout="transposed"), 3))
 
 
+def _roi_inputs(gen, n):
+    """One timed call: 4 boxes on a ``[1, 24, 20]`` feature map with ``output_size`` 8, and one of five axes,
+    drawn for every call, longer: ``4 n`` boxes, ``16 n`` channels (``output_size`` 2), ``output_size`` ``4 n``
+    (the output's rows and columns, one box), or a feature map of ``24 n`` rows or ``20 n`` columns (with
+    ``output_size`` ``2 n``). Every call does the same work (``N * C * output_size ** 2`` samples), the loop
+    version's too (it is timed on one call: with 4 boxes of 8 x 8 bins on a long feature map it read 27x the
+    reference against 350x or more; with ``4 n`` boxes there the separable alternative, whose weights are ``[N,
+    output_size, H]``, read 2.0-3.3x), and a long feature map adds only its transfer to the reference, while a loop
+    over its rows or columns runs ``n`` times more often. The four coordinates of a box are fixed by the exercise's meaning: a loop over them is
+    fixed-size work (docs/calibration.md)."""
+    N, C, size, H, W = 4, 1, 8, 24, 20
+    axis = int(torch.randint(5, (1,), generator=gen))
+    if axis == 0:
+        N *= n
+    elif axis == 1:
+        C, size = C * 16 * n, 2  # the reference's many small ops outweigh its arithmetic: a loop over 64
+        # channels read 2.7x the reference, in-process (and output_size 4)
+    elif axis == 2:
+        N, size = 1, 4 * n  # one box: 2 n bins a side and 4 boxes read 4.7-5.8x for a loop over them
+    elif axis == 3:
+        H, size = H * n, 2 * n
+    else:
+        W, size = W * n, 2 * n
+    return rand(gen, C, H, W), CASES._roi_boxes(gen, N, H, W), size
+
+
 ROI_ALIGN = Exercise(
     task="""\
 RoI Align with one sample per bin. `features` is a `[C, H, W]` float map, `boxes`
@@ -354,11 +380,14 @@ output_size=n, spatial_scale=1.0, sampling_ratio=1, aligned=True)`. `N` may be 0
            "`features[:, rows[:, :, None], cols[:, None, :]]` gathers a `[C, N, n, n]` tensor in one step."),
     reference=roi_align,
     alternatives=(V.roi_align_separable, V.roi_align_flat_take),
-    half_loops=(V.roi_align_half_loop, V.roi_align_half_loop_y, V.roi_align_half_loop_x),
+    half_loops=(V.roi_align_half_loop, V.roi_align_half_loop_y, V.roi_align_half_loop_x, V.roi_align_half_loop_c,
+                V.roi_align_half_loop_rows, V.roi_align_half_loop_cols),
     python_list=V.roi_align_lists,
     loop=roi_align_loop,
     hidden=roi_align_hidden,
-    sized=lambda gen, n: (rand(gen, 1, 24, 20), CASES._roi_boxes(gen, n, 24, 20), n),
+    # one long axis per call (issue 38): the boxes, the output's rows and columns, the channels, the feature map's
+    # rows or its columns; before, the channels (one) and the feature map ([24, 20]) were fixed
+    sized=_roi_inputs,
     examples=(
         Example("ramp = torch.arange(25.).view(1, 5, 5)   # value 5 * y + x at row y, column x\n"
                 "boxes = torch.tensor([[1., 1., 3., 3.], [0.5, 1., 2.5, 2.]])",

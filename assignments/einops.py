@@ -12,7 +12,7 @@ import torch
 from einops import rearrange, reduce  # noqa: F401 - names of the preamble, used by students
 
 from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants
-from graders.model.inputs import rand, randint
+from graders.model.inputs import one_long_axis, rand, randint
 
 V = load_variants(__file__)
 
@@ -23,12 +23,38 @@ LESSON = load_lesson(__file__)
 
 def _one_long_axis(gen, n, base=(2, 2, 4, 4)):
     """The sizes ``[B, C, H, W]`` of one timed image batch: ``base`` with one axis, drawn for every call, ``n``
-    times longer. Every axis a student can loop over (batch, channels, rows, columns) is then long in a quarter
-    of the calls, where a loop over it runs ``n`` times more often than in the others, while every call does the
-    same work (docs/calibration.md: a loop over any axis is at least ``ref_factor`` times the reference)."""
-    sizes = list(base)
-    sizes[int(torch.randint(len(sizes), (1,), generator=gen))] *= n
-    return sizes
+    times longer (graders.model.inputs.one_long_axis)."""
+    return one_long_axis(gen, n, base)
+
+
+def _blocks_inputs(gen, n):
+    """One timed call of ``patchify`` or ``space_to_depth``: an image batch ``[2, 2, 4, 4]`` with blocks of 2, and
+    one of five axes, drawn for every call, ``n`` times longer (``_one_long_axis``) or, in the fifth, one block of
+    ``p = n`` on a ``[1, 1, p, p]`` batch (as many elements): a loop over a block's rows (or columns) then runs
+    ``n`` times there, where with blocks of 2 it ran twice (with blocks of ``n / 2`` on ``[2, 2, p, p]`` such a
+    loop read only 3.1-3.5x the reference)."""
+    if int(torch.randint(5, (1,), generator=gen)) < 4:
+        return rand(gen, *_one_long_axis(gen, n)), 2
+    p = max(2, n)
+    return rand(gen, 1, 1, p, p), p
+
+
+def _shuffle_inputs(gen, n):
+    """One timed call of ``channel_shuffle``: ``x [2, 4, 2, 2]`` and ``groups = 2``, with one of five axes, drawn
+    for every call, ``n`` times longer: the batch, the groups (``C`` longer, ``groups = C / 2``), the channels in
+    a group (``C`` longer, ``groups = 2``), the rows or the columns. A loop over the groups or over the channels
+    of a group (as well as over the batch, all channels, rows or columns) then runs ``n`` times more often in a
+    fifth of the calls, while every call copies the same number of elements."""
+    sizes, groups = [2, 4, 2, 2], 2
+    axis = int(torch.randint(5, (1,), generator=gen))
+    if axis == 0:
+        sizes[0] *= n
+    elif axis in (1, 2):
+        sizes[1] *= n
+        groups = sizes[1] // 2 if axis == 1 else 2
+    else:
+        sizes[axis - 1] *= n
+    return rand(gen, *sizes), groups
 
 
 # ------------------------------------------------------------------------- batched_bilinear
@@ -161,13 +187,13 @@ the channels innermost. In einops notation this is
            "`rearrange` does the splitting, moving and merging in one pattern; so do `reshape`, `permute`, `reshape`."),
     reference=patchify,
     alternatives=(V.patchify_rearrange, V.patchify_unflatten),
-    half_loops=(V.patchify_half_loop, V.patchify_half_loop_c, V.patchify_half_loop_rows,
+    half_loops=(V.patchify_half_loop, V.patchify_half_loop_c, V.patchify_half_loop_p1, V.patchify_half_loop_rows,
                 V.patchify_half_loop_cols),
     loop=patchify_loop,
     hidden=patchify_hidden,
-    # one long axis per call (batch, channels, rows or columns): with the batch alone growing, a loop over the
-    # channels or the rows of patches read 1.2-1.6x the reference in-process
-    sized=lambda gen, n: (rand(gen, *_one_long_axis(gen, n)), 2),
+    # one long axis per call (batch, channels, rows or columns, or the patch size): with the batch alone growing,
+    # a loop over the channels or the rows of patches read 1.2-1.6x the reference in-process
+    sized=_blocks_inputs,
     examples=(
         Example("images = torch.arange(32).view(1, 2, 4, 4)", "patchify(images, 2)"),
         Example("images = torch.arange(12.).view(1, 1, 2, 6)", "patchify(images, 2)",
@@ -230,12 +256,13 @@ so it does not give this result as it is. `B` may be 0.""",
            "By hand: `reshape` to `[B, C, H/r, r, W/r, r]`, `permute` to `b, h0, w0, c, h, w`, `reshape` back to 4-D."),
     reference=space_to_depth,
     alternatives=(V.space_to_depth_rearrange, V.space_to_depth_unflatten),
-    half_loops=(V.space_to_depth_half_loop, V.space_to_depth_half_loop_c, V.space_to_depth_half_loop_rows,
+    half_loops=(V.space_to_depth_half_loop, V.space_to_depth_half_loop_c, V.space_to_depth_half_loop_h0,
+                V.space_to_depth_half_loop_rows,
                 V.space_to_depth_half_loop_cols),
     loop=space_to_depth_loop,
     hidden=space_to_depth_hidden,
     # one long axis per call: with the batch alone growing, a loop over the channels read 2.6x in-process
-    sized=lambda gen, n: (rand(gen, *_one_long_axis(gen, n)), 2),
+    sized=_blocks_inputs,
     examples=(
         Example("x = torch.arange(16).view(1, 1, 4, 4)", "space_to_depth(x, 2)"),
         Example("x = torch.arange(8.).view(1, 2, 2, 2)", "space_to_depth(x, 2)",
@@ -296,14 +323,15 @@ This is the layout of `'b (g c) h w -> b (c g) h w'` with `g = groups`. `B` may 
            "With `rearrange`, give the size of the group axis: `g=groups`."),
     reference=channel_shuffle,
     alternatives=(V.channel_shuffle_rearrange, V.channel_shuffle_index),
-    half_loops=(V.channel_shuffle_half_loop, V.channel_shuffle_half_loop_c, V.channel_shuffle_half_loop_rows,
-                V.channel_shuffle_half_loop_cols),
+    half_loops=(V.channel_shuffle_half_loop, V.channel_shuffle_half_loop_c, V.channel_shuffle_half_loop_g,
+                V.channel_shuffle_half_loop_k, V.channel_shuffle_half_loop_rows, V.channel_shuffle_half_loop_cols),
     loop=channel_shuffle_loop,
     hidden=channel_shuffle_hidden,
     # one long axis per call (issue 38: rows and columns too): on [2n, 4n, 1, 1] a loop over the rows or the
     # columns ran once; small images keep the copy cheap (the tensors' transfer, timed too, dominated the
-    # reference on larger images)
-    sized=lambda gen, n: (rand(gen, *_one_long_axis(gen, n, (2, 4, 2, 2))), 2),
+    # reference on larger images); the groups and the channels of a group are long in calls of their own (with
+    # `groups` fixed at 2, a loop over the groups ran twice)
+    sized=_shuffle_inputs,
     bench_size=64,
     # the index alternative (`x[:, order]`, a gather) read 1.9-3.1x against the reference's one strided copy on
     # [64, 128, 1, 1] (stop 35), hence 8x then; on the small images of one long axis it reads 1.4-1.5x, while at

@@ -4,10 +4,12 @@ Each exercise below is complete: task text, loop version, reference,
 visible examples, hidden cases, tolerances, speed thresholds and points.
 ``vecgrade build`` turns this file into ``source/strides/strides.ipynb``.
 """
+import math
+
 import torch
 
 from graders.model.exercise import Assignment, Case, Example, Exercise, load_lesson, load_variants
-from graders.model.inputs import ints, rand, randint
+from graders.model.inputs import ints, one_long_axis, rand, randint
 
 V = load_variants(__file__)
 CASES = load_variants(__file__, "cases")
@@ -199,6 +201,10 @@ def permute_flat_hidden(gen):
     yield Case("sliced int buffer", CASES._permute_case(gen, [2, 5, 3], [1, 2, 0], torch.int64, layout="sliced"))
 
 
+def _permute_inputs(gen, shape):
+    return rand(gen, math.prod(shape)), shape, (1, 2, 0)
+
+
 PERMUTE_FLAT = Exercise(
     task="""\
 `buffer` is a 1-D tensor holding the elements of a contiguous tensor of shape
@@ -218,11 +224,13 @@ e.g. by `tensordot`, `F.linear` or `.mH`). `shape` may contain a 0 (then `buffer
            "then its source position with the permuted strides, and gather. (Or build the view with `as_strided`.)"),
     reference=permute_flat,
     alternatives=(V.permute_flat_as_strided, V.permute_flat_digits),
-    half_loops=(V.permute_flat_half_loop_first,),
+    half_loops=(V.permute_flat_half_loop_first, V.permute_flat_half_loop_outer, V.permute_flat_half_loop_middle),
     python_list=V.permute_flat_lists,
     loop=permute_flat_loop,
     hidden=permute_flat_hidden,
-    sized=lambda gen, n: (rand(gen, 12 * n), (n, 4, 3), (1, 2, 0)),
+    # one long axis per call (issue 38): on (n, 4, 3) a loop over the result's first or second axis ran four or
+    # three times; the number of axes (three) is fixed-size, as `shape` and `perm` are (shape_params)
+    sized=lambda gen, n: _permute_inputs(gen, tuple(one_long_axis(gen, n, (2, 4, 3)))),
     examples=(
         Example("buffer = torch.arange(6)  # torch.arange(6).view(2, 3).T, flattened",
                 "permute_flat(buffer, (2, 3), (1, 0))"),
@@ -236,7 +244,7 @@ e.g. by `tensordot`, `F.linear` or `.mH`). `shape` may contain a 0 (then `buffer
                    "adjoint", "einsum"),
     loop_hint="compute every output position's source offset with tensor arithmetic (or build the view) instead",
     shape_params=("shape", "perm"),  # as many entries as the buffer's dimensions: fixed-size, like `x.shape`
-    bench_size=128,
+    bench_size=64,
     speedup=8,
 )
 

@@ -210,7 +210,7 @@ def test_without_the_variants_or_the_demo_entry_validate_and_demo_say_what_is_mi
         "answer written differently from the reference (CONTRIBUTING.md, step 7)"]
 
 
-HELPERS = ("rand", "randint", "ints", "pick", "lay_out", "random_cases", "layout_cases")
+HELPERS = ("rand", "randint", "ints", "pick", "one_long_axis", "lay_out", "random_cases", "layout_cases")
 
 
 def _signature(function) -> str:

@@ -55,5 +55,7 @@ def test_a_loop_still_fails_in_whatever_layout_it_runs(source):
     with worker:
         verdict = checks.vectorized()
     assert not verdict.passed and "Python-level iteration" in verdict.message, verdict.message
-    if source is ONLY_NON_CONTIGUOUS:
-        assert "laid out as hidden case" in verdict.message, verdict.message
+    if source is ONLY_NON_CONTIGUOUS:  # seen in that layout: growing there (where the counted sizes make the
+        # batch long: every size draws the same long axis), or above the sizes' counts on the hidden case's inputs
+        assert "laid out as hidden case" in verdict.message or "on the inputs of hidden case" in verdict.message, \
+            verdict.message

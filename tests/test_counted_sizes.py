@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import pytest
 import torch
-from test_checks import REF, checks_with_static_view
+from test_checks import REF, RUN, checks_with_static_view
 
+from graders.checks.parts import ExerciseChecks
+from graders.checks.static import Submission
 from graders.checks.vectorized import SHAPES, count_sizes, counted_cases
 from graders.model.verdict import Reason
+from graders.sandbox.session import WorkerSession
 
 ROWS_LOOP = ("def batch_outer(a):\n"
              "    if {condition}:\n"
@@ -62,3 +65,30 @@ def test_hidden_forms_that_add_ops_keep_vectorized():
     with worker:
         verdict = checks.vectorized()
     assert verdict.passed, verdict.message
+
+
+CDIST = "def pairwise_sq_dists(x, y):\n    return torch.cdist(x, y) ** 2\n"
+ELEMENT_LOOP = ("def pairwise_sq_dists(x, y):\n"
+                "    return torch.tensor([[float(((a - b) ** 2).sum()) for b in y] for a in x],\n"
+                "                        dtype=x.dtype).reshape(x.shape[0], y.shape[0])\n")
+
+
+def counted(assignment, source: str, static_source: str, seed: int):
+    """``vectorized`` of ``source`` for `pairwise_sq_dists`, the AST seeing ``static_source``, at ``seed``."""
+    worker = WorkerSession([("preamble", assignment.preamble), ("cell", source)])
+    worker.start()
+    with worker:
+        return ExerciseChecks(assignment.exercise("pairwise_sq_dists"), worker, RUN.reference(assignment),
+                              Submission([("cell", static_source)]), seed=seed, run=RUN).vectorized()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_size_is_counted_with_the_same_long_axis(broadcasting, seed):
+    """One long axis per call (issue 38): every counted size draws the same axis, so a library that takes another
+    path on another shape is not read as growth (`torch.cdist` uses a matrix product past 25 rows: 2 ops with the
+    coordinates long, 9 with the rows long, read as [2, 9, 2, 9] over the sizes before), while an element loop the
+    AST does not see still grows along whichever axis is drawn."""
+    honest = counted(broadcasting, CDIST, CDIST, seed)
+    assert honest.passed, honest.message
+    hidden = counted(broadcasting, ELEMENT_LOOP, CDIST, seed)
+    assert not hidden.passed and hidden.reason == Reason.GROWS, hidden.message

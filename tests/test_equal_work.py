@@ -45,14 +45,22 @@ IMPORT_TABLE = (ELEMENT_LOOP + HONEST.replace("def nhwc_to_nchw_offsets", "def _
                 "TABLE = {(2, 48, 48, 3): _fast((2, 48, 48, 3))}\n"
                 "def nhwc_to_nchw_offsets(shape):\n    key = tuple(int(s) for s in shape)\n"
                 "    return TABLE[key].clone() if key in TABLE else _slow(shape)\n")
-# no state at all: the output of the call before, freed, is found again where torch.empty puts the next one
-FREED_BUFFER = (ELEMENT_LOOP + "def nhwc_to_nchw_offsets(shape):\n    N, H, W, C = (int(s) for s in shape)\n"
-                "    out = torch.empty(N, C, H, W, dtype=torch.int64)\n    flat = out.view(-1)\n"
-                "    if N * C * H * W > 1000 and W > 8 and int(flat[5]) == 5 * C and int(flat[H * W]) == 1 \\\n"
-                "            and int(flat[-1]) == N * H * W * C - 1:\n"
-                "        flat[:4] = torch.arange(4) * C  # where the allocator kept its own pointers\n"
-                "        return out\n    return _slow(shape)\n")
-
+# no state at all: the output of the call before, freed, is found again where torch.empty puts the next ones (a
+# few candidates: the allocator does not always hand back the last freed block first); a shape it has not met is
+# computed by a loop over the rows, fast enough for the first call of a request to finish in time, so that only
+# the drawn shapes stop it (test_the_freed_buffer_trick_would_earn_fast_if_the_timed_shape_repeated)
+ROW_LOOP = ("def _slow(shape):\n    N, H, W, C = shape\n    out = torch.empty(N, C, H, W, dtype=torch.int64)\n"
+            "    base = torch.arange(N)[:, None, None] * (H * W * C) + torch.arange(C)[:, None] + torch.arange(W) * C\n"
+            "    for h in range(H):\n        out[:, :, h] = base + h * W * C\n    return out\n")
+FREED_BUFFER = (ROW_LOOP + "def nhwc_to_nchw_offsets(shape):\n    N, H, W, C = (int(s) for s in shape)\n"
+                "    if N * C * H * W > 1000 and W > 8:\n"
+                "        for out in [torch.empty(N, C, H, W, dtype=torch.int64) for _ in range(8)]:\n"
+                "            flat = out.view(-1)\n"
+                "            if int(flat[5]) == 5 * C and int(flat[H * W]) == 1 \\\n"
+                "                    and int(flat[-1]) == N * H * W * C - 1:\n"
+                "                flat[:4] = torch.arange(4) * C  # where the allocator kept its own pointers\n"
+                "                return out\n"
+                "    return _slow(shape)\n")
 
 def test_equal_work_keeps_the_type_the_element_count_and_the_small_sizes():
     gen = torch.Generator().manual_seed(0)
@@ -128,3 +136,53 @@ def test_no_two_timed_calls_of_any_exercise_have_the_same_inputs(ex):
     gen = torch.Generator().manual_seed(2)
     seen = [_fingerprint(inputs(ex, gen)) for _ in range(16)]
     assert len(set(seen)) == len(seen), ex.name
+
+
+FREED_BUFFER_DEMO = """
+import sys, torch
+from graders.checks.equal_work import equal_work_sizes
+ns = {"torch": torch}
+exec(sys.argv[1], ns)
+slow, ran = ns["_slow"], []
+ns["_slow"] = lambda shape: (ran.append(tuple(shape)), slow(shape))[1]
+exec(sys.argv[2], honest := {"torch": torch})
+
+def calls(shapes):
+    ran.clear()
+    right = 0
+    for shape in shapes:
+        out = ns["nhwc_to_nchw_offsets"](shape)
+        right += torch.equal(out, honest["nhwc_to_nchw_offsets"](shape))
+        del out  # freed: where the next torch.empty of its size is put
+    return len(shapes) - len(ran), right
+
+gen = torch.Generator().manual_seed(0)
+print(*calls([(2, 48, 48, 3)] * 8), *calls([equal_work_sizes((2, 48, 48, 3), gen) for _ in range(8)]))
+"""
+
+
+def test_the_freed_buffer_trick_works_on_a_repeated_shape_and_not_on_drawn_ones():
+    """The attack is real: with no state in the program, a repeated shape is answered from the freed output of the
+    call before (found again by torch.empty, its tags intact) without computing; on shapes of equal work drawn per
+    call (what the grader times, graders.checks.equal_work) it never is. Run in a fresh process: the allocator's
+    state is the point."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", FREED_BUFFER_DEMO, FREED_BUFFER, HONEST], capture_output=True,
+                          text=True, cwd=ROOT, timeout=300, check=True)
+    served_repeated, right_repeated, served_drawn, right_drawn = map(int, done.stdout.split())
+    assert served_repeated >= 4 and right_repeated == 8, done.stdout  # most repeats answered from freed memory
+    assert served_drawn == 0 and right_drawn == 8, done.stdout  # every drawn shape computed, every answer right
+
+
+@pytest.mark.timing
+def test_the_freed_buffer_trick_would_earn_fast_if_the_timed_shape_repeated(monkeypatch):
+    """The control of test_nothing_computed_before_a_timed_call_earns_fast[freed buffer]: timed on the benchmark
+    shape in every call (as before issue 38), the same answer earns "fast"; only the drawn shapes stop it."""
+    import graders.checks.timing as timing
+    monkeypatch.setattr(timing, "shape_only", lambda args: False)
+    cells = [("preamble", "import torch\n"), ("answer", FREED_BUFFER)]
+    with GradingRun(seed=12) as run:
+        result = grade_submission(STRIDES, cells, only=[NHWC.name], run=run)[NHWC.name]
+    assert result["correct"].passed, result["correct"].message
+    assert result["fast"].passed, result["fast"].message

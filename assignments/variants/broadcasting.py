@@ -46,6 +46,13 @@ def pairwise_sq_dists_half_loop_m(x, y):
     return out
 
 
+def pairwise_sq_dists_half_loop_d(x, y):
+    out = torch.zeros(x.shape[0], y.shape[0], dtype=x.dtype)
+    for d in range(x.shape[1]):  # one coordinate at a time
+        out += (x[:, d, None] - y[None, :, d]) ** 2
+    return out
+
+
 def standardize_columns_var(x, eps=1e-5):
     mean = x.mean(0)
     return (x - mean) / (x.var(0, unbiased=False).sqrt() + eps)

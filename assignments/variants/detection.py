@@ -248,6 +248,76 @@ def match_anchors_lists(anchors, gt, threshold):
     return torch.tensor(out, dtype=torch.int64)
 
 
+def roi_align_half_loop_c(features, boxes, output_size):
+    C, H, W = features.shape
+    n = output_size
+    centres = torch.arange(n, dtype=boxes.dtype) + 0.5
+    ys = (boxes[:, 1, None] - 0.5) + centres * ((boxes[:, 3] - boxes[:, 1]) / n)[:, None]
+    xs = (boxes[:, 0, None] - 0.5) + centres * ((boxes[:, 2] - boxes[:, 0]) / n)[:, None]
+    inside = ((ys >= -1) & (ys <= H))[:, :, None] & ((xs >= -1) & (xs <= W))[:, None, :]
+    ys, xs = ys.clamp(min=0), xs.clamp(min=0)
+    y0, x0 = ys.floor().clamp(max=H - 1), xs.floor().clamp(max=W - 1)
+    ly, lx = ((ys - y0) * (y0 < H - 1))[:, :, None], ((xs - x0) * (x0 < W - 1))[:, None, :]
+    y0, x0 = y0.long(), x0.long()
+    y1, x1 = (y0 + 1).clamp(max=H - 1), (x0 + 1).clamp(max=W - 1)
+    r0, r1, c0, c1 = y0[:, :, None], y1[:, :, None], x0[:, None, :], x1[:, None, :]
+    out = torch.zeros(boxes.shape[0], C, n, n, dtype=features.dtype)
+    for c in range(C):  # one channel of the feature map at a time
+        f = features[c]
+        value = ((1 - ly) * (1 - lx) * f[r0, c0] + (1 - ly) * lx * f[r0, c1]
+                 + ly * (1 - lx) * f[r1, c0] + ly * lx * f[r1, c1])
+        out[:, c] = value * inside
+    return out
+
+
+def roi_align_half_loop_rows(features, boxes, output_size):
+    C, H, W = features.shape
+    n = output_size
+    centres = torch.arange(n, dtype=boxes.dtype) + 0.5
+    ys = (boxes[:, 1, None] - 0.5) + centres * ((boxes[:, 3] - boxes[:, 1]) / n)[:, None]
+    xs = (boxes[:, 0, None] - 0.5) + centres * ((boxes[:, 2] - boxes[:, 0]) / n)[:, None]
+
+    def weights(coords, size):               # [N, n] coordinates -> [N, n, size] weights, 0 outside
+        inside = (coords >= -1) & (coords <= size)
+        coords = coords.clamp(min=0)
+        low = coords.floor().clamp(max=size - 1)
+        frac = (coords - low) * (low < size - 1)
+        low = low.long()
+        high = (low + 1).clamp(max=size - 1)
+        grid = torch.arange(size)
+        both = (grid == low[..., None]) * (1 - frac)[..., None] + (grid == high[..., None]) * frac[..., None]
+        return (both * inside[..., None]).to(features.dtype)
+    wy, wx = weights(ys, H), weights(xs, W)
+    out = torch.zeros(boxes.shape[0], C, n, n, dtype=features.dtype)
+    for r in range(H):  # one row of the feature map at a time
+        out += torch.einsum("ny,cw,nxw->ncyx", wy[:, :, r], features[:, r], wx)
+    return out
+
+
+def roi_align_half_loop_cols(features, boxes, output_size):
+    C, H, W = features.shape
+    n = output_size
+    centres = torch.arange(n, dtype=boxes.dtype) + 0.5
+    ys = (boxes[:, 1, None] - 0.5) + centres * ((boxes[:, 3] - boxes[:, 1]) / n)[:, None]
+    xs = (boxes[:, 0, None] - 0.5) + centres * ((boxes[:, 2] - boxes[:, 0]) / n)[:, None]
+
+    def weights(coords, size):               # [N, n] coordinates -> [N, n, size] weights, 0 outside
+        inside = (coords >= -1) & (coords <= size)
+        coords = coords.clamp(min=0)
+        low = coords.floor().clamp(max=size - 1)
+        frac = (coords - low) * (low < size - 1)
+        low = low.long()
+        high = (low + 1).clamp(max=size - 1)
+        grid = torch.arange(size)
+        both = (grid == low[..., None]) * (1 - frac)[..., None] + (grid == high[..., None]) * frac[..., None]
+        return (both * inside[..., None]).to(features.dtype)
+    wy, wx = weights(ys, H), weights(xs, W)
+    out = torch.zeros(boxes.shape[0], C, n, n, dtype=features.dtype)
+    for q in range(W):  # one column of the feature map at a time
+        out += torch.einsum("nyh,ch,nx->ncyx", wy, features[:, :, q], wx[:, :, q])
+    return out
+
+
 def roi_align_lists(features, boxes, output_size):
     C, H, W = features.shape
     f, n = features.tolist(), output_size

@@ -68,6 +68,17 @@ def patchify_half_loop_c(images, p):
     return out
 
 
+def patchify_half_loop_p1(images, p):
+    B, C, H, W = images.shape
+    nh, nw = H // p, W // p
+    out = torch.empty(B, nh * nw, p * p * C, dtype=images.dtype)
+    for i in range(p):  # one row of every patch at a time: a slice of p * C values of each token
+        rows = images[:, :, i::p]                                             # b c h (w p2)
+        out[:, :, i * p * C:(i + 1) * p * C] = rows.reshape(B, C, nh, nw, p).permute(0, 2, 3, 4, 1) \
+            .reshape(B, nh * nw, p * C)
+    return out
+
+
 def patchify_half_loop_rows(images, p):
     B, C, H, W = images.shape
     nh, nw = H // p, W // p
@@ -114,6 +125,16 @@ def space_to_depth_half_loop_c(x, r):
     return out.reshape(B, r * r * C, H // r, W // r)
 
 
+def space_to_depth_half_loop_h0(x, r):
+    B, C, H, W = x.shape
+    out = torch.empty(B, r * r * C, H // r, W // r, dtype=x.dtype)
+    for i in range(r):  # one row of every block at a time: r * C output channels
+        rows = x[:, :, i::r]                                                  # b c h (w w0)
+        out[:, i * r * C:(i + 1) * r * C] = rows.reshape(B, C, H // r, W // r, r).permute(0, 4, 1, 2, 3) \
+            .reshape(B, r * C, H // r, W // r)
+    return out
+
+
 def space_to_depth_half_loop_rows(x, r):
     B, C, H, W = x.shape
     out = torch.empty(B, r * r * C, H // r, W // r, dtype=x.dtype)
@@ -156,6 +177,24 @@ def channel_shuffle_half_loop_c(x, groups):
     out = torch.empty_like(x, memory_format=torch.contiguous_format)
     for c in range(C):  # output channel c * groups + g comes from input channel g * k + c
         out[:, c] = x[:, (c % groups) * k + c // groups]
+    return out
+
+
+def channel_shuffle_half_loop_g(x, groups):
+    B, C, H, W = x.shape
+    k = C // groups
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    for g in range(groups):  # group g's channels go to every groups-th output channel, from g on
+        out[:, g::groups] = x[:, g * k:(g + 1) * k]
+    return out
+
+
+def channel_shuffle_half_loop_k(x, groups):
+    B, C, H, W = x.shape
+    k = C // groups
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    for c in range(k):  # the c-th channel of every group, side by side
+        out[:, c * groups:(c + 1) * groups] = x[:, c::k]
     return out
 
 

@@ -130,6 +130,49 @@ def conv2d_indexing_half_loop_x(img, filters, stride=1, padding=0):
     return out
 
 
+def conv2d_indexing_half_loop_c(img, filters, stride=1, padding=0):
+    Cin, H, W = img.shape
+    K = filters.shape[2]
+    padded = torch.nn.functional.pad(img, (padding, padding, padding, padding))
+    Hout = (H + 2 * padding - K) // stride + 1
+    Wout = (W + 2 * padding - K) // stride + 1
+    rows = (torch.arange(Hout) * stride)[:, None, None, None] + torch.arange(K)[:, None]    # [Hout, 1, K, 1]
+    cols = (torch.arange(Wout) * stride)[:, None, None] + torch.arange(K)                    # [Wout, 1, K]
+    out = torch.zeros(filters.shape[1], Hout, Wout, dtype=img.dtype)
+    for c in range(Cin):  # one input channel at a time
+        out += torch.einsum("yxij,oij->oyx", padded[c][rows, cols], filters[c])
+    return out
+
+
+def conv2d_indexing_half_loop_o(img, filters, stride=1, padding=0):
+    Cin, H, W = img.shape
+    Cout, K = filters.shape[1], filters.shape[2]
+    padded = torch.nn.functional.pad(img, (padding, padding, padding, padding))
+    Hout = (H + 2 * padding - K) // stride + 1
+    Wout = (W + 2 * padding - K) // stride + 1
+    rows = (torch.arange(Hout) * stride)[:, None, None, None] + torch.arange(K)[:, None]    # [Hout, 1, K, 1]
+    cols = (torch.arange(Wout) * stride)[:, None, None] + torch.arange(K)                    # [Wout, 1, K]
+    patches = padded[:, rows, cols]                                                          # [Cin, Hout, Wout, K, K]
+    out = torch.empty(Cout, Hout, Wout, dtype=img.dtype)
+    for o in range(Cout):  # one output channel at a time
+        out[o] = torch.einsum("cyxij,cij->yx", patches, filters[:, o])
+    return out
+
+
+def conv2d_indexing_half_loop_taps(img, filters, stride=1, padding=0):
+    Cin, H, W = img.shape
+    K = filters.shape[2]
+    padded = torch.nn.functional.pad(img, (padding, padding, padding, padding))
+    Hout = (H + 2 * padding - K) // stride + 1
+    Wout = (W + 2 * padding - K) // stride + 1
+    cols = (torch.arange(Wout) * stride)[:, None] + torch.arange(K)                          # [Wout, K]
+    out = torch.zeros(filters.shape[1], Hout, Wout, dtype=img.dtype)
+    for i in range(K):  # one row of kernel taps at a time
+        band = padded[:, (torch.arange(Hout) * stride + i)[:, None, None], cols]             # [Cin, Hout, Wout, K]
+        out += torch.einsum("cyxj,coj->oyx", band, filters[:, :, i])
+    return out
+
+
 def one_hot_compare(labels, num_classes):
     return (labels[:, None] == torch.arange(num_classes)).long()
 
@@ -144,6 +187,13 @@ def one_hot_half_loop(labels, num_classes):
     classes = torch.arange(num_classes)
     for n in range(labels.shape[0]):
         out[n] = (classes == labels[n]).long()
+    return out
+
+
+def one_hot_half_loop_c(labels, num_classes):
+    out = torch.empty(labels.shape[0], num_classes, dtype=torch.int64)
+    for c in range(num_classes):  # one class (one column) at a time
+        out[:, c] = labels == c
     return out
 
 

@@ -76,6 +76,38 @@ def permute_flat_half_loop_first(buffer, shape, perm):
     return out
 
 
+def permute_flat_half_loop_outer(buffer, shape, perm):
+    sizes = torch.tensor(shape, dtype=torch.int64)
+    order = torch.tensor(perm, dtype=torch.int64)
+    strides = torch.cat([sizes[1:], torch.ones_like(sizes[:1])]).flip(0).cumprod(0).flip(0)
+    new_sizes, new_strides = sizes[order], strides[order]
+    place = torch.cat([new_sizes[1:], torch.ones_like(new_sizes[:1])]).flip(0).cumprod(0).flip(0)
+    axis = 0
+    size, inner = int(new_sizes[axis]), int(place[axis])
+    positions = torch.arange(buffer.shape[0])
+    out = torch.empty(buffer.shape[0], dtype=buffer.dtype)
+    for j in range(size):  # one position of the result's first axis at a time
+        q = positions[positions // inner % size == j]
+        out[q] = buffer[(q[:, None] // place % new_sizes * new_strides).sum(1)]
+    return out
+
+
+def permute_flat_half_loop_middle(buffer, shape, perm):
+    sizes = torch.tensor(shape, dtype=torch.int64)
+    order = torch.tensor(perm, dtype=torch.int64)
+    strides = torch.cat([sizes[1:], torch.ones_like(sizes[:1])]).flip(0).cumprod(0).flip(0)
+    new_sizes, new_strides = sizes[order], strides[order]
+    place = torch.cat([new_sizes[1:], torch.ones_like(new_sizes[:1])]).flip(0).cumprod(0).flip(0)
+    axis = min(1, len(shape) - 1)
+    size, inner = int(new_sizes[axis]), int(place[axis])
+    positions = torch.arange(buffer.shape[0])
+    out = torch.empty(buffer.shape[0], dtype=buffer.dtype)
+    for j in range(size):  # one position of the result's second axis at a time
+        q = positions[positions // inner % size == j]
+        out[q] = buffer[(q[:, None] // place % new_sizes * new_strides).sum(1)]
+    return out
+
+
 def sliding_windows_unfold(x, k):
     return x.unfold(0, k, 1)
 

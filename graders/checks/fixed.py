@@ -8,8 +8,9 @@ A loop or comprehension costs nothing when every iterable it walks is one of:
 - a literal tuple, list or set of at most ``MAX_FIXED_ITEMS`` items (``((0, 0), (0, 1), (1, 0), (1, 1))``);
 - a tensor's ``shape``, ``size()`` or ``stride()``, or a slice of one (``x.shape[1:]``);
 - a parameter of the exercise's function that the exercise declares to be a shape, sizes, strides or a
-  permutation (``Exercise.shape_params``: ``shape`` in ``nhwc_to_nchw_offsets(shape)``), read as it came in
-  (no other binding of the name), or a slice of one;
+  permutation (``Exercise.shape_params``: ``shape`` in ``nhwc_to_nchw_offsets(shape)``), read as it came in or
+  rebound to a fixed-size copy of itself (``shape = list(shape)``, ``tuple(shape)``, ``[*shape]``; no other
+  binding of the name), or a slice of one;
 - a tensor made from those (``torch.tensor(shape)``, ``torch.as_tensor(perm)``), and what keeps its number of
   elements: size-keeping methods (``.flip(0)``, ``.cumprod(0)``, ``.long()``), arithmetic with numbers or other
   such tensors, and indexing by a slice, a number or such a tensor (so ``.tolist()`` of one is free);
@@ -65,6 +66,7 @@ class FixedSize:
         self.changed = _changed_names(nodes)
         self.own_shapes = _defines_shape_names(nodes)
         self.function, self.shape_params = function, frozenset(shape_params)
+        self._assumed: set[frozenset[int]] = set()  # shape parameters whose rebindings are being checked
 
     def iterable(self, node: ast.AST, depth: int = 0) -> bool:
         """Iterating ``node`` gives a fixed, small number of items."""
@@ -146,21 +148,36 @@ class FixedSize:
             return self._tensor_like(node.func.value)
         return False
 
-    def shape_param(self, node: ast.Name) -> bool:
+    def shape_param(self, node: ast.Name, depth: int = 0) -> bool:
         """``node`` reads a parameter of the exercise's function that the exercise declares fixed-size
-        (``Exercise.shape_params``), and the name has no other binding in that scope."""
-        if node.id not in self.shape_params:
+        (``Exercise.shape_params``), and every other binding of the name in that scope is a plain ``name = ...``
+        whose value is fixed-size when the name is (``shape = list(shape)``, ``tuple(shape)``, ``[*shape]``)."""
+        if node.id not in self.shape_params or depth > _MAX_DEPTH:
             return False
         definers = self.checker.definers(node)
-        if not definers or not all(isinstance(d, ast.arg) and d.arg == node.id for d in definers):
+        key = frozenset(id(d) for d in definers)
+        if key in self._assumed:  # inside a rebinding of this very name: it reads the value before it
+            return True
+        params = [d for d in definers if isinstance(d, ast.arg)]
+        rebindings = [d for d in definers if not isinstance(d, ast.arg)]
+        if len(params) != 1 or params[0].arg != node.id:
             return False
-        for d in definers:
-            signature = self.checker.parent.get(id(d))
-            function = self.checker.parent.get(id(signature))
-            if not (isinstance(function, ast.FunctionDef) and function.name == self.function
-                    and isinstance(signature, ast.arguments) and d not in (signature.vararg, signature.kwarg)):
-                return False
-        return True
+        signature = self.checker.parent.get(id(params[0]))
+        function = self.checker.parent.get(id(signature))
+        if not (isinstance(function, ast.FunctionDef) and function.name == self.function
+                and isinstance(signature, ast.arguments) and params[0] not in (signature.vararg, signature.kwarg)):
+            return False
+        self._assumed.add(key)
+        try:
+            return all(self._fixed_binding(node.id, d, depth) and not (
+                node.id in self.changed and self._grows_in_place(d)) for d in rebindings)
+        finally:
+            self._assumed.discard(key)
+
+    def _grows_in_place(self, value: ast.AST) -> bool:
+        """``value`` makes a list or set, which code that changes the name in place could grow."""
+        return isinstance(value, (ast.List, ast.Set, ast.ListComp, ast.SetComp)) or isinstance(value, ast.Call) \
+            and self._builtin(value.func) in ("list", "set")
 
     def fixed_tensor(self, node: ast.AST, depth: int = 0) -> bool:
         """A tensor with a fixed, small number of elements: made (``TENSOR_MAKERS``) from a fixed-size iterable,
@@ -258,7 +275,7 @@ def _changed_names(nodes: list[ast.stmt]) -> frozenset[str]:
             elif isinstance(node, ast.AugAssign):
                 target = node.target
             elif isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name)
-                                                     and node.func.id in {*ITERATED_ARGUMENTS, "len"}):
+                                                     and node.func.id in {*ITERATED_ARGUMENTS, *_PASS_THROUGH, "len"}):
                 for a in node.args:  # passed to a function that may change it
                     if isinstance(a, ast.Name):
                         changed.add(a.id)

@@ -14,7 +14,8 @@ only), on a count over the exercise's absolute bound, on a thread started by
 the function, and on a forbidden op
 matched as a pattern that also covers internal variants (``_softmax``,
 ``_safe_softmax``). Each counted call follows a warm-up call on other inputs of
-the same size.
+the same size, and every size draws its inputs from the same generator state (the same long axis where
+``sized`` draws one per call).
 
 A hidden case whose inputs are not contiguous (transposed, sliced) is compared with counts of the same layout:
 the sizes' inputs are counted again laid out as that case's are (``laid_like``), where the work must not grow
@@ -87,12 +88,17 @@ def laid_like(args: tuple, like: tuple) -> tuple:
                  for a, layout in zip(args, (*like, *[None] * len(args)), strict=False))
 
 
-def _count(checks, n: int, like: tuple = ()) -> dict:
+def _count(checks, n: int, like: tuple = (), seed: int = 0) -> dict:
     """One counted call at size ``n``, after a warm-up call on other inputs of the same size; ``like``: the
-    layouts to store the inputs in (``layouts``; default as ``sized`` makes them)."""
+    layouts to store the inputs in (``layouts``; default as ``sized`` makes them). Every size draws from
+    generators seeded with ``seed`` (one per run, drawn from the run's seed) and ``seed + 1``, so where ``sized``
+    draws which axis is long (one long axis per timed call, docs/calibration.md), every size makes the same axis
+    long: the counts compare one shape growing, not a library taking another path on another shape
+    (`torch.cdist` switches to a matrix product past 25 rows)."""
     ex = checks.ex
-    warm = laid_like(ex.sized(checks.gen, n), like)
-    return _count_args(checks, warm, laid_like(ex.sized(checks.gen, n), like), {})
+    warm = laid_like(ex.sized(torch.Generator().manual_seed(seed), n), like)  # one generator each: what a
+    counted = laid_like(ex.sized(torch.Generator().manual_seed(seed + 1), n), like)  # draw takes depends on n
+    return _count_args(checks, warm, counted, {})
 
 
 def _count_args(checks, warm: tuple, args: tuple, kwargs: dict) -> dict:
@@ -125,7 +131,7 @@ def _count_problem(ex, c: dict, where: str) -> Verdict | None:
     return None
 
 
-def _grows_at(checks, ops: list[int], lines: list[int], sizes: list[int], like: tuple) -> bool:
+def _grows_at(checks, ops: list[int], lines: list[int], sizes: list[int], like: tuple, seed: int) -> bool:
     """The work grows over ``sizes`` in the layout ``like``, by ``rules.grows`` (one step up is counted again at
     twice the largest size, as for the contiguous inputs)."""
     if not (grows(ops) or grows(lines)):
@@ -133,7 +139,7 @@ def _grows_at(checks, ops: list[int], lines: list[int], sizes: list[int], like: 
     if not ((grows(ops) and one_step(ops)) or (grows(lines) and one_step(lines))):
         return True
     try:
-        last = _count(checks, 2 * sizes[-1], like)
+        last = _count(checks, 2 * sizes[-1], like, seed)
     except WorkerFailure as exc:
         raise disruption(exc, WHILE_COUNTED) from None
     except StudentError:
@@ -152,8 +158,9 @@ def vectorized(checks) -> Verdict:
             else Reason.PYTHON_LOOP
         return failed("vectorized", reason, summarize(findings), {"findings": len(findings)})
     sizes, shaped = count_sizes(ex, checks.gen), counted_cases(ex, checks.gen)
+    seed = int(torch.randint(2 ** 62 - 1, (1,), generator=checks.gen))  # the counted inputs' draws (``_count``)
     try:
-        counts = [_count(checks, n) for n in sizes]
+        counts = [_count(checks, n, (), seed) for n in sizes]
         at_shapes = [_count_args(checks, case.args, case.args, case.kwargs) for case in shaped]
     except WorkerFailure as exc:
         raise disruption(exc, WHILE_COUNTED) from None
@@ -181,7 +188,7 @@ def vectorized(checks) -> Verdict:
         if any(layout not in (None, "contiguous") for layout in like):
             if like not in laid:
                 try:
-                    in_layout = [_count(checks, size, like) for size in sizes]
+                    in_layout = [_count(checks, size, like, seed) for size in sizes]
                 except WorkerFailure as exc:
                     raise disruption(exc, WHILE_COUNTED) from None
                 except StudentError as exc:
@@ -191,7 +198,7 @@ def vectorized(checks) -> Verdict:
                     if problem:
                         return problem
                 laid[like] = ([sum(k["ops"].values()) for k in in_layout], [k["lines"] for k in in_layout])
-                grown = _grows_at(checks, laid[like][0], laid[like][1], sizes, like)
+                grown = _grows_at(checks, laid[like][0], laid[like][1], sizes, like, seed)
                 if grown:
                     return failed("vectorized", Reason.GROWS,
                                   f"the work grows with the input laid out as hidden case `{case.label}`: "
@@ -206,7 +213,7 @@ def vectorized(checks) -> Verdict:
     flat_ops = flat_lines = None
     if (grows(ops) and one_step(ops)) or (grows(lines) and one_step(lines)):
         try:  # one step up: a library switching algorithms stays flat at twice the size; a loop rises again
-            last = _count(checks, 2 * sizes[-1])
+            last = _count(checks, 2 * sizes[-1], (), seed)
         except WorkerFailure as exc:
             raise disruption(exc, WHILE_COUNTED) from None
         except StudentError as exc:

@@ -57,6 +57,16 @@ def pick(gen: torch.Generator, options):
     return options[int(torch.randint(len(options), (1,), generator=gen))]
 
 
+def one_long_axis(gen: torch.Generator, n: int, base) -> list[int]:
+    """The sizes of one timed input: ``base`` with one axis, drawn for every call, ``n`` times longer. Every axis
+    a student can loop over is then long in some of the calls, where a loop over it runs ``n`` times more often
+    than in the others, while every call does about the same work (docs/calibration.md: a loop over any axis is
+    at least ``ref_factor`` times the reference)."""
+    sizes = list(base)
+    sizes[int(torch.randint(len(sizes), (1,), generator=gen))] *= n
+    return sizes
+
+
 def random_cases(gen: torch.Generator, shapes, dtypes=(torch.float32, torch.float64), make=None, **kwargs):
     """One ``Case`` per shape and dtype, labelled ``random <dtype> [<shape>]``.
 
