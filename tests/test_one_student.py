@@ -12,6 +12,8 @@ from graders.course.personas import Persona
 
 from tests.testkit import generated_course
 
+pytestmark = pytest.mark.e2e  # grade_class runs nbgrader
+
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory, broadcasting):
