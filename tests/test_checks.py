@@ -315,10 +315,16 @@ def test_a_reference_measured_at_a_busy_moment_does_not_flatter_an_answer(broadc
     # expired and faster, as if measured on an idle machine: the reference measured beside it now, at twice that
     best = {key: (seconds / 40, 0.0) for key, (seconds, _) in run.reference_times.items()}
     run.reference_times.update(best)
-    confirmed = fast_verdict(REF)  # held to the faster time (2x the answer's) in round 0: passed there, or, not
+    confirmed = fast_verdict(REF)  # held to the faster time (half the answer's) in round 0: passed there, or, not
     # clearly within the bar against it, measured against fresh references and passed on the rounds' median
     f = confirmed.figures
-    assert confirmed.passed and (f["ref_factor"] > 1.5 if f["rounds"] == 1 else f["rounds"] >= 3), (confirmed.message, f)
+    (loop,) = {c.loop for c in run.calibrations.values()}
+    held_to = loop / f["reference_speedup"]  # the reference's seconds per call the decision compared with
+    fastest = min(min(seconds for seconds, _ in best.values()), *(c.one for c in run.calibrations.values()))
+    # (the answer's own time varies with the machine's load, so its ratio is not asserted: which reference it was
+    # held to is what this test is about)
+    assert confirmed.passed and (held_to <= fastest * 1.0001 if f["rounds"] == 1 else f["rounds"] >= 3), \
+        (confirmed.message, f, held_to, fastest)
     assert {key: seconds for key, (seconds, _) in run.reference_times.items()} == \
         {key: seconds for key, (seconds, _) in best.items()}  # measured again, slower: the faster one stays
 
